@@ -1,0 +1,58 @@
+package v1alpha1
+
+// Condition types of a PlacementManifestWork.
+const (
+	// ConditionPlacementVerified is True when the Placement exists and has decided at least one cluster.
+	ConditionPlacementVerified = "PlacementVerified"
+	// ConditionManifestworkApplied is True when every decided cluster has an up-to-date ManifestWork and every
+	// one of them reports Applied for its current generation.
+	ConditionManifestworkApplied = "ManifestworkApplied"
+	// ConditionDistributed is True when every distributionStrategy entry was honoured: each names exactly one
+	// manifest, and every split total is placed in full.
+	ConditionDistributed = "Distributed"
+)
+
+// Reasons of the PlacementVerified condition.
+const (
+	// ReasonPlacementDecided: the Placement exists and has decided at least one cluster.
+	ReasonPlacementDecided = "PlacementDecided"
+	// ReasonPlacementNotFound: the Placement does not exist. Existing ManifestWorks are kept.
+	ReasonPlacementNotFound = "PlacementNotFound"
+	// ReasonPlacementDecisionEmpty: the Placement exists but selects no cluster.
+	ReasonPlacementDecisionEmpty = "PlacementDecisionEmpty"
+)
+
+// Reasons of the ManifestworkApplied condition.
+const (
+	// ReasonAsExpected: every ManifestWork is written and reports Applied for its current generation.
+	ReasonAsExpected = "AsExpected"
+	// ReasonWaitingForApply: every ManifestWork is written; some have not yet reported Applied for their
+	// current generation.
+	ReasonWaitingForApply = "WaitingForApply"
+	// ReasonApplyFailed: some ManifestWorks report Applied=False for their current generation.
+	ReasonApplyFailed = "ApplyFailed"
+	// ReasonManifestWorkConflict: a ManifestWork this PlacementManifestWork does not own has the name it would
+	// write; that work is left alone and its cluster gets nothing.
+	ReasonManifestWorkConflict = "ManifestWorkConflict"
+	// ReasonWriteFailed: the API server refused to create, update or delete some ManifestWorks.
+	ReasonWriteFailed = "WriteFailed"
+	// ReasonInvalidTemplate: a manifest of the template is not a Kubernetes object; existing ManifestWorks are kept.
+	ReasonInvalidTemplate = "InvalidTemplate"
+	// ReasonNoClusters: no cluster is decided, so there is nothing to apply.
+	ReasonNoClusters = "NoClusters"
+)
+
+// Reasons of the Distributed condition.
+const (
+	// ReasonDistributed: every entry names one manifest and every split total is placed.
+	ReasonDistributed = "Distributed"
+	// ReasonStrategyMatchesNoManifest: a distributionStrategy entry names no manifest of the template.
+	ReasonStrategyMatchesNoManifest = "StrategyMatchesNoManifest"
+	// ReasonStrategyMatchesManyManifests: an entry matches several manifests; set group and kind to tell them apart.
+	ReasonStrategyMatchesManyManifests = "StrategyMatchesManyManifests"
+	// ReasonInvalidSplitField: a split manifest lacks its field, or the value is not a non-negative integer.
+	// Existing ManifestWorks are kept as they were.
+	ReasonInvalidSplitField = "InvalidSplitField"
+	// ReasonReplicasUnplaced: part of a split total cannot be placed within limitRange.max.
+	ReasonReplicasUnplaced = "ReplicasUnplaced"
+)

@@ -1,0 +1,308 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+)
+
+// DistributionType says how one manifest of the template reaches the selected clusters.
+// +kubebuilder:validation:Enum=Replicate;Split
+type DistributionType string
+
+const (
+	// DistributionReplicate copies the manifest unchanged to every selected cluster.
+	DistributionReplicate DistributionType = "Replicate"
+	// DistributionSplit divides an integer field of the manifest (replicas by default) across the selected clusters.
+	DistributionSplit DistributionType = "Split"
+)
+
+// SplitType says how a split total is divided across clusters.
+// +kubebuilder:validation:Enum=Balance;Weighted;Score
+type SplitType string
+
+const (
+	// SplitBalance gives every cluster the same share, give or take one.
+	SplitBalance SplitType = "Balance"
+	// SplitWeighted divides in proportion to static weights given in split.weights.
+	SplitWeighted SplitType = "Weighted"
+	// SplitScore divides in proportion to a score read from each cluster's AddOnPlacementScore.
+	SplitScore SplitType = "Score"
+)
+
+// DefaultSplitFieldPath is the field a Split divides when split.fieldPath is not set.
+const DefaultSplitFieldPath = ".spec.replicas"
+
+// PlacementManifestWorkSpec is the desired state of a PlacementManifestWork.
+type PlacementManifestWorkSpec struct {
+	// manifestWorkTemplate is the spec of the ManifestWork written to every selected cluster: the same fields
+	// as an OCM ManifestWork's spec, so the spec of an existing ManifestWork can be pasted here.
+	// +required
+	ManifestWorkTemplate workv1.ManifestWorkSpec `json:"manifestWorkTemplate"`
+
+	// placementRef names a Placement in this PlacementManifestWork's namespace. When it is not set, the
+	// controller creates a Placement with the PlacementManifestWork's name and an empty spec (every cluster of
+	// the ManagedClusterSets bound to the namespace); later edits to that Placement are kept.
+	// +optional
+	PlacementRef *LocalPlacementReference `json:"placementRef,omitempty"`
+
+	// distributionStrategy says, per manifest, whether it is replicated to every cluster or has a field split
+	// across them. Manifests that no entry names are replicated.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:XValidation:rule="self.all(a, self.exists_one(b, b.name == a.name && (has(a.__namespace__) ? a.__namespace__ : '') == (has(b.__namespace__) ? b.__namespace__ : '') && (!has(a.kind) || !has(b.kind) || a.kind == b.kind) && (!has(a.group) || !has(b.group) || a.group == b.group)))",message="two distributionStrategy entries name the same manifest (same name and namespace, and group and kind equal or unset)"
+	DistributionStrategy []DistributionStrategy `json:"distributionStrategy,omitempty"`
+}
+
+// LocalPlacementReference names a Placement in the same namespace.
+type LocalPlacementReference struct {
+	// name of the Placement. OCM labels PlacementDecisions with this name, so it is at most 63 characters.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	Name string `json:"name"`
+}
+
+// DistributionStrategy picks one manifest of the template by name and namespace (group and kind
+// disambiguate) and says how it is distributed.
+// +kubebuilder:validation:XValidation:rule="self.type == 'Split' ? has(self.split) : !has(self.split)",message="split must be set when type is Split, and only then"
+type DistributionStrategy struct {
+	// name of the manifest (metadata.name).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// namespace of the manifest (metadata.namespace); empty for cluster-scoped manifests.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+
+	// group of the manifest's apiVersion ("" or unset for the core group); unset matches any group.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Group string `json:"group,omitempty"`
+
+	// kind of the manifest; unset matches any kind.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind,omitempty"`
+
+	// type is Replicate (the default) or Split.
+	// +optional
+	// +kubebuilder:default=Replicate
+	Type DistributionType `json:"type,omitempty"`
+
+	// split says how the manifest's field is divided. Required when type is Split.
+	// +optional
+	Split *SplitStrategy `json:"split,omitempty"`
+}
+
+// SplitStrategy divides an integer field of a manifest across the selected clusters. The manifest's own value
+// at fieldPath is the total; each cluster's ManifestWork carries that cluster's share.
+// +kubebuilder:validation:XValidation:rule="self.type == 'Weighted' ? has(self.weights) && size(self.weights) > 0 : !has(self.weights)",message="weights must be set when split.type is Weighted, and only then"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Score' ? has(self.score) : !has(self.score)",message="score must be set when split.type is Score, and only then"
+type SplitStrategy struct {
+	// type is Balance (the default), Weighted or Score.
+	// +optional
+	// +kubebuilder:default=Balance
+	Type SplitType `json:"type,omitempty"`
+
+	// fieldPath is the integer field that is divided, as a dotted path from the manifest's root.
+	// +optional
+	// +kubebuilder:default=".spec.replicas"
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^(\.[A-Za-z0-9_-]+)+$`
+	FieldPath string `json:"fieldPath,omitempty"`
+
+	// limitRange bounds each cluster's share.
+	// +optional
+	LimitRange *LimitRange `json:"limitRange,omitempty"`
+
+	// weights are the static weights of a Weighted split. A cluster takes the weight of the first entry that
+	// matches it; a cluster that no entry matches has weight 0 and gets no share beyond limitRange.min.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	Weights []ClusterWeight `json:"weights,omitempty"`
+
+	// score names the AddOnPlacementScore whose value weighs each cluster in a Score split.
+	// +optional
+	Score *ScoreSource `json:"score,omitempty"`
+}
+
+// LimitRange bounds each cluster's share of a split field.
+// +kubebuilder:validation:XValidation:rule="!has(self.min) || !has(self.max) || self.min <= self.max",message="limitRange.min must not be greater than limitRange.max"
+type LimitRange struct {
+	// min is the smallest non-zero share a cluster gets.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Min *int32 `json:"min,omitempty"`
+
+	// max is the largest share a cluster gets; what cannot be placed is reported on status.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Max *int32 `json:"max,omitempty"`
+}
+
+// ClusterWeight gives the clusters it matches a weight in a Weighted split.
+// +kubebuilder:validation:XValidation:rule="has(self.clusterName) != has(self.clusterSelector)",message="set exactly one of clusterName and clusterSelector"
+type ClusterWeight struct {
+	// clusterName matches one ManagedCluster by name.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ClusterName string `json:"clusterName,omitempty"`
+
+	// clusterSelector matches ManagedClusters by label.
+	// +optional
+	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
+
+	// weight of the matched clusters, relative to the other entries.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	Weight int32 `json:"weight"`
+}
+
+// ScoreSource names one score of an AddOnPlacementScore (cluster.open-cluster-management.io/v1alpha1) that
+// lives in each cluster's namespace.
+type ScoreSource struct {
+	// resourceName is the name of the AddOnPlacementScore.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ResourceName string `json:"resourceName"`
+
+	// scoreName is the name of the score inside it.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ScoreName string `json:"scoreName"`
+}
+
+// PlacedManifestWorkSummary counts the decided clusters by the state of their ManifestWork. Every count except
+// total only counts conditions reported for the ManifestWork's current generation.
+type PlacedManifestWorkSummary struct {
+	// total is the number of clusters in the placement's decisions, each of which should have a ManifestWork.
+	Total int32 `json:"total"`
+	// applied is the number of clusters whose ManifestWork reports Applied=True for its current generation.
+	Applied int32 `json:"applied"`
+	// available is the number of clusters whose ManifestWork reports Available=True for its current generation.
+	Available int32 `json:"available"`
+	// progressing is the number of clusters whose ManifestWork reports Progressing=True for its current generation.
+	Progressing int32 `json:"progressing"`
+	// degraded is the number of clusters whose ManifestWork reports Degraded=True for its current generation.
+	Degraded int32 `json:"degraded"`
+}
+
+// PlacementManifestWorkStatus is the observed state of a PlacementManifestWork.
+type PlacementManifestWorkStatus struct {
+	// observedGeneration is the generation of the spec that this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions describe the PlacementManifestWork: PlacementVerified, ManifestworkApplied and Distributed.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// placement is the name of the Placement whose decisions are used.
+	// +optional
+	Placement string `json:"placement,omitempty"`
+
+	// placedManifestWorkSummary counts the decided clusters by the state of their ManifestWork.
+	// +optional
+	PlacedManifestWorkSummary PlacedManifestWorkSummary `json:"placedManifestWorkSummary"`
+
+	// splits describes, per split manifest, how its total is divided.
+	// +optional
+	// +listType=atomic
+	Splits []SplitStatus `json:"splits,omitempty"`
+}
+
+// SplitStatus describes how one split manifest's total is divided. It stays small for any number of clusters:
+// shares are counted, and only the clusters whose share differs from the most common one are named.
+type SplitStatus struct {
+	// name, namespace, group and kind identify the manifest.
+	Name string `json:"name"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// +optional
+	Group string `json:"group,omitempty"`
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// fieldPath is the field that is divided.
+	FieldPath string `json:"fieldPath"`
+	// total is the manifest's own value at fieldPath.
+	Total int32 `json:"total"`
+	// placed is the sum of the clusters' shares.
+	Placed int32 `json:"placed"`
+	// unplaced is total minus placed: replicas no cluster can take within limitRange.max.
+	Unplaced int32 `json:"unplaced"`
+	// shares counts the clusters per share, largest share first.
+	// +optional
+	// +listType=atomic
+	Shares []ShareCount `json:"shares,omitempty"`
+	// clusters names, sorted by name and at most 20 of them, the clusters whose share is not the most common one.
+	// +optional
+	// +listType=atomic
+	Clusters []ClusterShare `json:"clusters,omitempty"`
+	// clustersNotListed is how many clusters with an uncommon share are not named in clusters.
+	// +optional
+	ClustersNotListed int32 `json:"clustersNotListed,omitempty"`
+}
+
+// ShareCount says how many clusters hold a given share.
+type ShareCount struct {
+	// share is the value of the field on these clusters.
+	Share int32 `json:"share"`
+	// clusters is how many clusters hold it.
+	Clusters int32 `json:"clusters"`
+}
+
+// ClusterShare is one cluster's share.
+type ClusterShare struct {
+	// cluster is the ManagedCluster's name.
+	Cluster string `json:"cluster"`
+	// share is the value of the field on that cluster.
+	Share int32 `json:"share"`
+}
+
+// PlacementManifestWork writes one ManifestWork per cluster selected by a Placement, replicating or splitting
+// each manifest of its template, and rolls the clusters' results up into its status.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=pmw,categories=ocm
+// +kubebuilder:printcolumn:name="Placement",type=string,JSONPath=`.status.placement`
+// +kubebuilder:printcolumn:name="Clusters",type=integer,JSONPath=`.status.placedManifestWorkSummary.total`
+// +kubebuilder:printcolumn:name="Applied",type=integer,JSONPath=`.status.placedManifestWorkSummary.applied`
+// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.placedManifestWorkSummary.available`
+// +kubebuilder:printcolumn:name="Degraded",type=integer,JSONPath=`.status.placedManifestWorkSummary.degraded`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="has(self.spec.placementRef) || size(self.metadata.name) <= 63",message="without spec.placementRef the generated Placement takes this name, and OCM puts Placement names in a label value: use a name of at most 63 characters or set spec.placementRef"
+type PlacementManifestWork struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PlacementManifestWorkSpec   `json:"spec"`
+	Status PlacementManifestWorkStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// PlacementManifestWorkList is a list of PlacementManifestWorks.
+type PlacementManifestWorkList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PlacementManifestWork `json:"items"`
+}
+
+// PlacementName is the name of the Placement whose decisions the PlacementManifestWork uses.
+func (p *PlacementManifestWork) PlacementName() string {
+	if p.Spec.PlacementRef != nil {
+		return p.Spec.PlacementRef.Name
+	}
+	return p.Name
+}

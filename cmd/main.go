@@ -1,0 +1,73 @@
+// Command manager runs the PlacementManifestWork controller on an Open Cluster Management hub.
+package main
+
+import (
+	"flag"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
+)
+
+func main() {
+	var (
+		metricsAddr, probeAddr string
+		leaderElect            bool
+		leaderElectionNS       string
+		qps                    float64
+		burst                  int
+		opts                   controllers.Options
+	)
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one of several replicas reconciles.")
+	flag.StringVar(&leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease; the manager's own namespace when empty.")
+	flag.Float64Var(&qps, "kube-api-qps", 200, "Client-side rate limit of requests to the API server, per second.")
+	flag.IntVar(&burst, "kube-api-burst", 400, "Client-side burst of requests to the API server.")
+	flag.IntVar(&opts.MaxConcurrentReconciles, "concurrent-reconciles", 8, "PlacementManifestWorks reconciled at once.")
+	flag.IntVar(&opts.MaxConcurrentWrites, "concurrent-writes", 32, "ManifestWork writes one reconcile runs in parallel.")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	log := ctrl.Log.WithName("setup")
+
+	cfg := ctrl.GetConfigOrDie()
+	cfg.QPS, cfg.Burst = float32(qps), burst
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        controllers.Scheme(),
+		Cache:                         controllers.CacheOptions(),
+		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress:        probeAddr,
+		LeaderElection:                leaderElect,
+		LeaderElectionID:              "placement-manifestwork.work.open-cluster-management.io",
+		LeaderElectionNamespace:       leaderElectionNS,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		log.Error(err, "Unable to create the manager")
+		os.Exit(1)
+	}
+	ctx := ctrl.SetupSignalHandler()
+	if err := controllers.SetupWithManager(ctx, mgr, opts); err != nil {
+		log.Error(err, "Unable to set up the controller")
+		os.Exit(1)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		log.Error(err, "Unable to add the health check")
+		os.Exit(1)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		log.Error(err, "Unable to add the readiness check")
+		os.Exit(1)
+	}
+	log.Info("Starting the manager")
+	if err := mgr.Start(ctx); err != nil {
+		log.Error(err, "The manager stopped with an error")
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,470 @@
+// Package controllers holds the PlacementManifestWork reconciler.
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+)
+
+// Finalizer keeps a PlacementManifestWork until its ManifestWorks are gone.
+const Finalizer = "work.open-cluster-management.io/placementmanifestwork-cleanup"
+
+// conflictRetry is how soon a PlacementManifestWork blocked by a foreign ManifestWork tries again: the foreign
+// work is outside the manager's cache, so no event says when it goes away.
+const conflictRetry = time.Minute
+
+// PlacementManifestWorkReconciler writes one ManifestWork per decided cluster and rolls their status up.
+type PlacementManifestWorkReconciler struct {
+	client.Client
+	// MaxConcurrentWrites bounds the ManifestWork writes one reconcile runs in parallel.
+	MaxConcurrentWrites int
+	// Now is the clock, for score expiry; time.Now when nil.
+	Now func() time.Time
+}
+
+// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=placementmanifestworks,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=placementmanifestworks/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=placementmanifestworks/finalizers,verbs=update
+// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworks,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=placements,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=placementdecisions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=addonplacementscores,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one PlacementManifestWork's ManifestWorks and status in line with its spec and placement.
+func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	pmw := &workv1alpha1.PlacementManifestWork{}
+	if err := r.Get(ctx, req.NamespacedName, pmw); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+
+	owned, err := r.ownedWorks(ctx, pmw)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !pmw.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, pmw, owned)
+	}
+	if !controllerutil.ContainsFinalizer(pmw, Finalizer) {
+		patch := client.MergeFrom(pmw.DeepCopy())
+		controllerutil.AddFinalizer(pmw, Finalizer)
+		if err := r.Patch(ctx, pmw, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+
+	obs := &observation{placementName: pmw.PlacementName(), workName: manifestwork.WorkName(manifestwork.Owner(pmw)), owned: owned}
+	if err := r.resolvePlacement(ctx, pmw, obs); err != nil {
+		return ctrl.Result{}, err
+	}
+	var requeueAfter time.Duration
+	if obs.placementFound {
+		input, expiry, err := r.planInput(ctx, pmw, obs.clusters, owned)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		requeueAfter = expiry
+		plan, err := planner.Compute(pmw, input)
+		var invalid *planner.InvalidError
+		switch {
+		case errors.As(err, &invalid):
+			obs.invalid = invalid
+			log.Info("Desired state is invalid; keeping the delivered ManifestWorks", "reason", invalid.Reason, "message", invalid.Message)
+		case err != nil:
+			return ctrl.Result{}, err
+		default:
+			obs.plan = plan
+			r.sync(ctx, pmw, obs)
+		}
+	}
+
+	newStatus := computeStatus(pmw, obs)
+	if !equality.Semantic.DeepEqual(pmw.Status, newStatus) {
+		// A full update, guarded by the resourceVersion read above, so every count is written (a merge patch
+		// would drop zeros) and a newer status is never overwritten: a conflict retries with fresh data.
+		pmw.Status = newStatus
+		if err := r.Status().Update(ctx, pmw); err != nil {
+			return ctrl.Result{}, fmt.Errorf("updating status: %w", err)
+		}
+	}
+	if len(obs.writeErrors) > 0 {
+		return ctrl.Result{}, fmt.Errorf("writing ManifestWorks: %w", errors.Join(obs.writeErrors...))
+	}
+	if len(obs.conflicts) > 0 && (requeueAfter == 0 || requeueAfter > conflictRetry) {
+		requeueAfter = conflictRetry
+	}
+	return ctrl.Result{RequeueAfter: requeueAfter}, nil
+}
+
+// observation is what one reconcile found and did; computeStatus turns it into status.
+type observation struct {
+	placementName  string
+	placementFound bool
+	// workName is the name of this PlacementManifestWork's ManifestWork in every cluster namespace.
+	workName string
+	// clusters are the decided clusters, sorted.
+	clusters []string
+	// owned are this PlacementManifestWork's ManifestWorks by cluster, as listed before any write.
+	owned map[string]*workv1.ManifestWork
+	// invalid is set when no valid desired state exists; nothing was written.
+	invalid *planner.InvalidError
+	plan    *planner.Plan
+	// current are the ManifestWorks of decided clusters after this reconcile's writes.
+	current []*workv1.ManifestWork
+	// conflicts are clusters whose namespace holds a foreign ManifestWork with the name this one would use.
+	conflicts   []string
+	writeErrors []error
+}
+
+// ownedWorks lists this PlacementManifestWork's ManifestWorks, keyed by cluster. Works that carry its label but
+// not its UID belong to someone else and are left out.
+func (r *PlacementManifestWorkReconciler) ownedWorks(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork) (map[string]*workv1.ManifestWork, error) {
+	list := &workv1.ManifestWorkList{}
+	// The works are only read (an update writes a copy), so the cache's objects are not copied: at thousands of
+	// clusters the copies would dominate each reconcile.
+	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy, client.MatchingLabels{
+		manifestwork.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
+	}); err != nil {
+		return nil, fmt.Errorf("listing ManifestWorks: %w", err)
+	}
+	owned := make(map[string]*workv1.ManifestWork, len(list.Items))
+	for i := range list.Items {
+		w := &list.Items[i]
+		if manifestwork.IsOwnedBy(w, pmw) {
+			owned[w.Namespace] = w
+		}
+	}
+	return owned, nil
+}
+
+// finalize deletes every owned ManifestWork and releases the PlacementManifestWork once they are all gone, so
+// the agents have removed the workloads from the clusters first.
+func (r *PlacementManifestWorkReconciler) finalize(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, owned map[string]*workv1.ManifestWork) error {
+	if !controllerutil.ContainsFinalizer(pmw, Finalizer) {
+		return nil
+	}
+	if len(owned) > 0 {
+		var pending []*workv1.ManifestWork
+		for _, w := range owned {
+			if w.DeletionTimestamp.IsZero() {
+				pending = append(pending, w)
+			}
+		}
+		errs := r.parallel(ctx, len(pending), func(i int) error {
+			return client.IgnoreNotFound(r.Delete(ctx, pending[i], client.Preconditions{UID: &pending[i].UID}))
+		})
+		if len(errs) > 0 {
+			return fmt.Errorf("deleting ManifestWorks: %w", errors.Join(errs...))
+		}
+		ctrl.LoggerFrom(ctx).V(1).Info("Waiting for ManifestWorks to be removed", "remaining", len(owned))
+		return nil
+	}
+	patch := client.MergeFrom(pmw.DeepCopy())
+	controllerutil.RemoveFinalizer(pmw, Finalizer)
+	if err := r.Patch(ctx, pmw, patch); err != nil {
+		return fmt.Errorf("removing finalizer: %w", err)
+	}
+	return nil
+}
+
+// resolvePlacement finds the Placement, creating it when the PlacementManifestWork names none, and collects
+// its decided clusters.
+func (r *PlacementManifestWorkReconciler) resolvePlacement(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, obs *observation) error {
+	placement := &clusterv1beta1.Placement{}
+	err := r.Get(ctx, types.NamespacedName{Namespace: pmw.Namespace, Name: obs.placementName}, placement)
+	switch {
+	case apierrors.IsNotFound(err) && pmw.Spec.PlacementRef == nil:
+		if err := r.createPlacement(ctx, pmw); err != nil {
+			return err
+		}
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("getting Placement %s: %w", obs.placementName, err)
+	}
+	obs.placementFound = true
+
+	decisions := &clusterv1beta1.PlacementDecisionList{}
+	if err := r.List(ctx, decisions, client.InNamespace(pmw.Namespace),
+		client.MatchingLabels{clusterv1beta1.PlacementLabel: obs.placementName}); err != nil {
+		return fmt.Errorf("listing PlacementDecisions: %w", err)
+	}
+	obs.clusters = DecidedClusters(decisions.Items)
+	return nil
+}
+
+// createPlacement creates the empty Placement a PlacementManifestWork without placementRef uses. It is owned by
+// the PlacementManifestWork, so it goes with it, and it is never updated, so users may edit it.
+func (r *PlacementManifestWorkReconciler) createPlacement(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork) error {
+	placement := &clusterv1beta1.Placement{
+		ObjectMeta: metav1.ObjectMeta{Name: pmw.Name, Namespace: pmw.Namespace},
+	}
+	if err := controllerutil.SetControllerReference(pmw, placement, r.Scheme()); err != nil {
+		return fmt.Errorf("owning Placement: %w", err)
+	}
+	if err := r.Create(ctx, placement); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating Placement %s: %w", pmw.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Created Placement", "placement", pmw.Name)
+	return nil
+}
+
+// DecidedClusters is the sorted union of the clusters of every decision.
+func DecidedClusters(decisions []clusterv1beta1.PlacementDecision) []string {
+	seen := map[string]struct{}{}
+	var out []string
+	for i := range decisions {
+		for _, d := range decisions[i].Status.Decisions {
+			if _, ok := seen[d.ClusterName]; ok || d.ClusterName == "" {
+				continue
+			}
+			seen[d.ClusterName] = struct{}{}
+			out = append(out, d.ClusterName)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// planInput gathers what the planner needs beyond the spec: previous shares, and cluster labels or scores
+// when a split weighs clusters by them. It also returns how soon the earliest used score expires.
+func (r *PlacementManifestWorkReconciler) planInput(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, clusters []string, owned map[string]*workv1.ManifestWork) (planner.Input, time.Duration, error) {
+	in := planner.Input{Clusters: clusters, Previous: map[string]map[string]int32{}}
+	for cluster, w := range owned {
+		if shares := manifestwork.Shares(w); shares != nil {
+			in.Previous[cluster] = shares
+		}
+	}
+	var expiry time.Duration
+	for _, s := range pmw.Spec.DistributionStrategy {
+		if s.Split == nil {
+			continue
+		}
+		switch {
+		case s.Split.Type == workv1alpha1.SplitWeighted && in.ClusterLabels == nil && usesSelector(s.Split.Weights):
+			labels, err := r.clusterLabels(ctx, clusters)
+			if err != nil {
+				return in, 0, err
+			}
+			in.ClusterLabels = labels
+		case s.Split.Type == workv1alpha1.SplitScore && s.Split.Score != nil:
+			if in.Scores == nil {
+				in.Scores = map[workv1alpha1.ScoreSource]map[string]int32{}
+			}
+			if _, done := in.Scores[*s.Split.Score]; done {
+				continue
+			}
+			scores, next, err := r.scores(ctx, *s.Split.Score, clusters)
+			if err != nil {
+				return in, 0, err
+			}
+			in.Scores[*s.Split.Score] = scores
+			if next > 0 && (expiry == 0 || next < expiry) {
+				expiry = next
+			}
+		}
+	}
+	return in, expiry, nil
+}
+
+func usesSelector(weights []workv1alpha1.ClusterWeight) bool {
+	for _, w := range weights {
+		if w.ClusterSelector != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *PlacementManifestWorkReconciler) clusterLabels(ctx context.Context, clusters []string) (map[string]map[string]string, error) {
+	out := make(map[string]map[string]string, len(clusters))
+	for _, c := range clusters {
+		mc := &clusterv1.ManagedCluster{}
+		if err := r.Get(ctx, types.NamespacedName{Name: c}, mc); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, fmt.Errorf("getting ManagedCluster %s: %w", c, err)
+		}
+		out[c] = mc.Labels
+	}
+	return out, nil
+}
+
+// scores reads one score of each cluster's AddOnPlacementScore, leaving out missing and expired ones, and
+// returns how long until the earliest of the used ones expires.
+func (r *PlacementManifestWorkReconciler) scores(ctx context.Context, src workv1alpha1.ScoreSource, clusters []string) (map[string]int32, time.Duration, error) {
+	now := time.Now()
+	if r.Now != nil {
+		now = r.Now()
+	}
+	out := map[string]int32{}
+	var next time.Duration
+	for _, c := range clusters {
+		score := &clusterv1alpha1.AddOnPlacementScore{}
+		if err := r.Get(ctx, types.NamespacedName{Namespace: c, Name: src.ResourceName}, score); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, 0, fmt.Errorf("getting AddOnPlacementScore %s/%s: %w", c, src.ResourceName, err)
+		}
+		if v := score.Status.ValidUntil; v != nil {
+			left := v.Sub(now)
+			if left <= 0 {
+				continue
+			}
+			if next == 0 || left < next {
+				next = left
+			}
+		}
+		for _, item := range score.Status.Scores {
+			if item.Name == src.ScoreName {
+				out[c] = item.Value
+				break
+			}
+		}
+	}
+	return out, next, nil
+}
+
+// sync creates, updates and deletes ManifestWorks so each decided cluster has exactly the planned one, writing
+// only where something differs. It records the current works, conflicts and write errors on obs.
+func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, obs *observation) {
+	type op struct {
+		cluster  string
+		desired  *workv1.ManifestWork
+		existing *workv1.ManifestWork
+	}
+	var ops []op
+	var mu sync.Mutex
+	for _, cluster := range obs.clusters {
+		desired, err := manifestwork.Build(pmw, cluster, obs.plan.Manifests[cluster], obs.plan.Shares[cluster])
+		if err != nil {
+			obs.writeErrors = append(obs.writeErrors, err)
+			continue
+		}
+		existing := obs.owned[cluster]
+		switch {
+		case existing == nil:
+			ops = append(ops, op{cluster: cluster, desired: desired})
+		case !manifestwork.UpToDate(existing, desired):
+			ops = append(ops, op{cluster: cluster, desired: desired, existing: existing})
+		default:
+			obs.current = append(obs.current, existing)
+		}
+	}
+	decided := make(map[string]struct{}, len(obs.clusters))
+	for _, c := range obs.clusters {
+		decided[c] = struct{}{}
+	}
+	var stale []*workv1.ManifestWork
+	for cluster, w := range obs.owned {
+		if _, ok := decided[cluster]; !ok && w.DeletionTimestamp.IsZero() {
+			stale = append(stale, w)
+		}
+	}
+
+	log := ctrl.LoggerFrom(ctx)
+	errs := r.parallel(ctx, len(ops), func(i int) error {
+		o := ops[i]
+		var err error
+		var result *workv1.ManifestWork
+		if o.existing == nil {
+			result = o.desired
+			err = r.Create(ctx, result)
+			if apierrors.IsAlreadyExists(err) {
+				mu.Lock()
+				obs.conflicts = append(obs.conflicts, o.cluster)
+				mu.Unlock()
+				return nil
+			}
+		} else {
+			result = o.existing.DeepCopy()
+			result.Spec = o.desired.Spec
+			for k, v := range o.desired.Labels {
+				result.Labels[k] = v
+			}
+			delete(result.Annotations, manifestwork.AnnotationShares)
+			for k, v := range o.desired.Annotations {
+				result.Annotations[k] = v
+			}
+			err = r.Update(ctx, result)
+		}
+		if err != nil {
+			return fmt.Errorf("cluster %s: %w", o.cluster, err)
+		}
+		mu.Lock()
+		obs.current = append(obs.current, result)
+		mu.Unlock()
+		return nil
+	})
+	errs = append(errs, r.parallel(ctx, len(stale), func(i int) error {
+		err := r.Delete(ctx, stale[i], client.Preconditions{UID: &stale[i].UID})
+		if client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("cluster %s: deleting: %w", stale[i].Namespace, err)
+		}
+		return nil
+	})...)
+	obs.writeErrors = append(obs.writeErrors, errs...)
+	sort.Strings(obs.conflicts)
+	if n := len(ops) + len(stale); n > 0 {
+		log.V(1).Info("Wrote ManifestWorks", "writes", n, "failed", len(errs), "conflicts", len(obs.conflicts))
+	}
+}
+
+// parallel runs fn for 0..n-1 with at most MaxConcurrentWrites at once and returns the errors.
+func (r *PlacementManifestWorkReconciler) parallel(ctx context.Context, n int, fn func(i int) error) []error {
+	limit := r.MaxConcurrentWrites
+	if limit < 1 {
+		limit = 1
+	}
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	sem := make(chan struct{}, limit)
+	for i := 0; i < n; i++ {
+		if err := ctx.Err(); err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			if err := fn(i); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}(i)
+	}
+	wg.Wait()
+	return errs
+}

@@ -1,0 +1,143 @@
+package manifestwork
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+)
+
+func testPMW() *workv1alpha1.PlacementManifestWork {
+	return &workv1alpha1.PlacementManifestWork{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps", UID: types.UID("uid-1")},
+		Spec: workv1alpha1.PlacementManifestWorkSpec{ManifestWorkTemplate: workv1.ManifestWorkSpec{
+			DeleteOption: &workv1.DeleteOption{PropagationPolicy: workv1.DeletePropagationPolicyTypeOrphan},
+		}},
+	}
+}
+
+func manifests(raw ...string) []workv1.Manifest {
+	out := make([]workv1.Manifest, 0, len(raw))
+	for _, r := range raw {
+		out = append(out, workv1.Manifest{RawExtension: runtime.RawExtension{Raw: []byte(r)}})
+	}
+	return out
+}
+
+func TestBuild(t *testing.T) {
+	pmw := testPMW()
+	w, err := Build(pmw, "cluster1", manifests(`{"kind":"ConfigMap"}`), map[string]int32{"Deployment.apps default/web .spec.replicas": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Namespace != "cluster1" || w.Name != WorkName(Owner(pmw)) {
+		t.Errorf("work is %s/%s", w.Namespace, w.Name)
+	}
+	if diff := cmp.Diff(map[string]string{LabelPlacementManifestWork: "apps.web"}, w.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	if w.Annotations[AnnotationOwner] != "apps/web" || w.Annotations[AnnotationOwnerUID] != "uid-1" {
+		t.Errorf("owner annotations: %v", w.Annotations)
+	}
+	if diff := cmp.Diff(map[string]int32{"Deployment.apps default/web .spec.replicas": 2}, Shares(w)); diff != "" {
+		t.Errorf("shares (-want +got):\n%s", diff)
+	}
+	if w.Spec.DeleteOption == nil || w.Spec.DeleteOption.PropagationPolicy != workv1.DeletePropagationPolicyTypeOrphan {
+		t.Errorf("the template's deleteOption was not kept: %+v", w.Spec.DeleteOption)
+	}
+	if !IsOwnedBy(w, pmw) {
+		t.Error("a built work is not owned by its PlacementManifestWork")
+	}
+	if pmw.Spec.ManifestWorkTemplate.Workload.Manifests != nil {
+		t.Error("Build modified the PlacementManifestWork's spec")
+	}
+}
+
+func TestUpToDate(t *testing.T) {
+	pmw := testPMW()
+	desired, err := Build(pmw, "c", manifests(`{"kind":"ConfigMap","data":{"a":"1"}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed, err := Build(pmw, "c", manifests(`{"kind":"ConfigMap","data":{"a":"2"}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaulted := desired.DeepCopy()
+	defaulted.Spec.ManifestConfigs = []workv1.ManifestConfigOption{{}} // the API server's defaulting
+	defaulted.Annotations["other"] = "kept"
+	cases := map[string]struct {
+		existing *workv1.ManifestWork
+		want     bool
+	}{
+		"same spec":                          {existing: desired, want: true},
+		"defaulted by the server, same hash": {existing: defaulted, want: true},
+		"different content":                  {existing: changed, want: false},
+		"label removed by someone":           {existing: func() *workv1.ManifestWork { w := desired.DeepCopy(); w.Labels = nil; return w }(), want: false},
+		"hash annotation removed by someone": {existing: func() *workv1.ManifestWork {
+			w := desired.DeepCopy()
+			delete(w.Annotations, AnnotationSpecHash)
+			return w
+		}(), want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := UpToDate(tc.existing, desired); got != tc.want {
+				t.Errorf("UpToDate = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOwnership(t *testing.T) {
+	pmw := testPMW()
+	own, err := Build(pmw, "c", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		mutate func(w *workv1.ManifestWork)
+		want   bool
+	}{
+		"built by it":                  {mutate: func(*workv1.ManifestWork) {}, want: true},
+		"label only, guessed":          {mutate: func(w *workv1.ManifestWork) { w.Annotations = nil }, want: false},
+		"another incarnation's UID":    {mutate: func(w *workv1.ManifestWork) { w.Annotations[AnnotationOwnerUID] = "uid-0" }, want: false},
+		"another owner with our label": {mutate: func(w *workv1.ManifestWork) { w.Annotations[AnnotationOwner] = "apps/other" }, want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := own.DeepCopy()
+			tc.mutate(w)
+			if got := IsOwnedBy(w, pmw); got != tc.want {
+				t.Errorf("IsOwnedBy = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOwnerOf(t *testing.T) {
+	cases := map[string]struct {
+		annotation string
+		want       types.NamespacedName
+		ok         bool
+	}{
+		"namespace and name": {annotation: "apps/web", want: types.NamespacedName{Namespace: "apps", Name: "web"}, ok: true},
+		"no slash":           {annotation: "web"},
+		"empty name":         {annotation: "apps/"},
+		"empty namespace":    {annotation: "/web"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationOwner: tc.annotation}}}
+			got, ok := OwnerOf(w)
+			if ok != tc.ok || (ok && got != tc.want) {
+				t.Errorf("OwnerOf(%q) = %v, %v; want %v, %v", tc.annotation, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}

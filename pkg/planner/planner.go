@@ -1,0 +1,271 @@
+// Package planner computes the ManifestWorks a PlacementManifestWork wants: one per decided cluster, with
+// replicated manifests copied and split manifests carrying that cluster's share.
+package planner
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/split"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
+)
+
+// maxListedClusters bounds how many clusters a SplitStatus names.
+const maxListedClusters = 20
+
+// Input is everything the plan depends on.
+type Input struct {
+	// Clusters are the decided clusters.
+	Clusters []string
+	// ClusterLabels are the labels of the decided ManagedClusters, for Weighted splits with clusterSelector.
+	ClusterLabels map[string]map[string]string
+	// Scores holds, per score source, the valid (present and not expired) score of each cluster.
+	Scores map[workv1alpha1.ScoreSource]map[string]int32
+	// Previous is, per cluster, the shares its current ManifestWork carries, keyed by SplitKey.
+	Previous map[string]map[string]int32
+}
+
+// Problem is something the user should fix, reported on the Distributed condition.
+type Problem struct {
+	Reason  string
+	Message string
+}
+
+// Plan is the desired state.
+type Plan struct {
+	// Manifests holds, per decided cluster, the manifests of its ManifestWork.
+	Manifests map[string][]workv1.Manifest
+	// Shares holds, per decided cluster, its share of every split manifest, keyed by SplitKey.
+	Shares map[string]map[string]int32
+	// Splits describes each split manifest's division.
+	Splits []workv1alpha1.SplitStatus
+	// Problems are entries that match no manifest or several, and unplaced replicas. They do not stop the plan.
+	Problems []Problem
+}
+
+// InvalidError means no valid desired state exists: the works already delivered must be kept as they are.
+type InvalidError struct {
+	Reason  string
+	Message string
+}
+
+func (e *InvalidError) Error() string { return e.Message }
+
+// SplitKey identifies a split manifest and its field in a ManifestWork's shares annotation.
+func SplitKey(m template.Manifest, fieldPath string) string {
+	return m.ID() + " " + fieldPath
+}
+
+// Compute plans the ManifestWorks of pmw for the input's clusters.
+func Compute(pmw *workv1alpha1.PlacementManifestWork, in Input) (*Plan, error) {
+	manifests, err := template.Parse(pmw.Spec.ManifestWorkTemplate.Workload.Manifests)
+	if err != nil {
+		return nil, &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: err.Error()}
+	}
+	strategies, strategyProblems := template.MatchStrategies(manifests, pmw.Spec.DistributionStrategy)
+	plan := &Plan{Manifests: map[string][]workv1.Manifest{}, Shares: map[string]map[string]int32{}}
+	for _, p := range strategyProblems {
+		plan.Problems = append(plan.Problems, Problem{Reason: p.Reason, Message: p.Message})
+	}
+
+	clusters := sortedUnique(in.Clusters)
+	for _, c := range clusters {
+		plan.Manifests[c] = make([]workv1.Manifest, 0, len(manifests))
+	}
+	for _, m := range manifests {
+		s := strategies[m.Index]
+		if s == nil || s.Type != workv1alpha1.DistributionSplit || s.Split == nil {
+			raw, err := json.Marshal(m.Object.Object)
+			if err != nil {
+				return nil, &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: fmt.Sprintf("manifest %s: %v", m.ID(), err)}
+			}
+			for _, c := range clusters {
+				plan.Manifests[c] = append(plan.Manifests[c], workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
+			}
+			continue
+		}
+		if err := planSplit(plan, pmw, m, *s.Split, clusters, in); err != nil {
+			return nil, err
+		}
+	}
+	return plan, nil
+}
+
+func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.Manifest, spec workv1alpha1.SplitStrategy, clusters []string, in Input) error {
+	fieldPath := spec.FieldPath
+	if fieldPath == "" {
+		fieldPath = workv1alpha1.DefaultSplitFieldPath
+	}
+	total, err := template.IntField(m.Object, fieldPath)
+	if err != nil {
+		return &InvalidError{Reason: workv1alpha1.ReasonInvalidSplitField,
+			Message: fmt.Sprintf("cannot split %s: %v; the ManifestWorks already delivered are kept", m.ID(), err)}
+	}
+	key := SplitKey(m, fieldPath)
+	previous := map[string]int32{}
+	for cluster, shares := range in.Previous {
+		if v, ok := shares[key]; ok {
+			previous[cluster] = v
+		}
+	}
+	result := split.Divide(split.Input{
+		Total:    total,
+		Clusters: clusters,
+		Weights:  weights(spec, clusters, in),
+		Limits:   split.Limits{Min: limit(spec.LimitRange, true), Max: limit(spec.LimitRange, false)},
+		Previous: previous,
+		Seed:     string(pmw.UID) + "/" + key,
+	})
+	for _, c := range clusters {
+		share := result.Shares[c]
+		obj, err := template.SetIntField(m.Object, fieldPath, share)
+		if err != nil {
+			return &InvalidError{Reason: workv1alpha1.ReasonInvalidSplitField, Message: fmt.Sprintf("cannot split %s: %v", m.ID(), err)}
+		}
+		raw, err := json.Marshal(obj.Object)
+		if err != nil {
+			return &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: fmt.Sprintf("manifest %s: %v", m.ID(), err)}
+		}
+		plan.Manifests[c] = append(plan.Manifests[c], workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
+		if plan.Shares[c] == nil {
+			plan.Shares[c] = map[string]int32{}
+		}
+		plan.Shares[c][key] = share
+	}
+	plan.Splits = append(plan.Splits, splitStatus(m, fieldPath, total, result))
+	if result.Unplaced > 0 {
+		plan.Problems = append(plan.Problems, Problem{Reason: workv1alpha1.ReasonReplicasUnplaced,
+			Message: fmt.Sprintf("%d of %d at %s of %s cannot be placed within limitRange.max on %d clusters",
+				result.Unplaced, total, fieldPath, m.ID(), len(clusters))})
+	}
+	return nil
+}
+
+// weights returns nil for Balance (equal weights), and each cluster's weight for Weighted and Score splits.
+func weights(spec workv1alpha1.SplitStrategy, clusters []string, in Input) map[string]int64 {
+	switch spec.Type {
+	case workv1alpha1.SplitWeighted:
+		return weightedWeights(spec.Weights, clusters, in.ClusterLabels)
+	case workv1alpha1.SplitScore:
+		if spec.Score == nil {
+			return nil
+		}
+		return ScoreWeights(in.Scores[*spec.Score], clusters)
+	default:
+		return nil
+	}
+}
+
+// weightedWeights gives each cluster the weight of the first entry that matches it, and 0 when none does.
+func weightedWeights(entries []workv1alpha1.ClusterWeight, clusters []string, clusterLabels map[string]map[string]string) map[string]int64 {
+	selectors := make([]labels.Selector, len(entries))
+	for i, e := range entries {
+		if e.ClusterSelector == nil {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(e.ClusterSelector)
+		if err != nil {
+			sel = labels.Nothing()
+		}
+		selectors[i] = sel
+	}
+	out := make(map[string]int64, len(clusters))
+	for _, c := range clusters {
+		out[c] = 0
+		for i, e := range entries {
+			if (e.ClusterName != "" && e.ClusterName == c) ||
+				(selectors[i] != nil && selectors[i].Matches(labels.Set(clusterLabels[c]))) {
+				out[c] = int64(e.Weight)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// ScoreWeights turns AddOnPlacementScore values (-100 to 100) into weights: a score's weight is the score
+// itself, negative scores weigh 0, and a cluster with no valid score (missing or expired) weighs 0. When no
+// cluster has a positive weight the split falls back to Balance.
+func ScoreWeights(scores map[string]int32, clusters []string) map[string]int64 {
+	out := make(map[string]int64, len(clusters))
+	for _, c := range clusters {
+		if s, ok := scores[c]; ok && s > 0 {
+			out[c] = int64(s)
+		} else {
+			out[c] = 0
+		}
+	}
+	return out
+}
+
+func limit(r *workv1alpha1.LimitRange, lower bool) *int32 {
+	if r == nil {
+		return nil
+	}
+	if lower {
+		return r.Min
+	}
+	return r.Max
+}
+
+func splitStatus(m template.Manifest, fieldPath string, total int32, result split.Result) workv1alpha1.SplitStatus {
+	st := workv1alpha1.SplitStatus{
+		Name:      m.Object.GetName(),
+		Namespace: m.Object.GetNamespace(),
+		Group:     m.GVK.Group,
+		Kind:      m.GVK.Kind,
+		FieldPath: fieldPath,
+		Total:     total,
+		Placed:    result.Placed,
+		Unplaced:  result.Unplaced,
+	}
+	counts := map[int32]int32{}
+	for _, v := range result.Shares {
+		counts[v]++
+	}
+	var mode int32
+	var modeCount int32 = -1
+	for share, n := range counts {
+		st.Shares = append(st.Shares, workv1alpha1.ShareCount{Share: share, Clusters: n})
+		if n > modeCount || (n == modeCount && share > mode) {
+			mode, modeCount = share, n
+		}
+	}
+	sort.Slice(st.Shares, func(i, j int) bool { return st.Shares[i].Share > st.Shares[j].Share })
+	names := make([]string, 0, len(result.Shares))
+	for c, v := range result.Shares {
+		if v != mode {
+			names = append(names, c)
+		}
+	}
+	sort.Strings(names)
+	for _, c := range names {
+		if len(st.Clusters) == maxListedClusters {
+			st.ClustersNotListed = int32(len(names) - maxListedClusters)
+			break
+		}
+		st.Clusters = append(st.Clusters, workv1alpha1.ClusterShare{Cluster: c, Share: result.Shares[c]})
+	}
+	return st
+}
+
+func sortedUnique(in []string) []string {
+	seen := make(map[string]struct{}, len(in))
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		if _, ok := seen[s]; ok || s == "" {
+			continue
+		}
+		seen[s] = struct{}{}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}

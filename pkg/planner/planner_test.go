@@ -1,0 +1,187 @@
+package planner
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+)
+
+const (
+	configMap  = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg","namespace":"default"},"data":{"k":"v"}}`
+	webKey     = "Deployment.apps default/web .spec.replicas"
+)
+
+func pmw(replicas int, strategies ...workv1alpha1.DistributionStrategy) *workv1alpha1.PlacementManifestWork {
+	dep, _ := json.Marshal(map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "namespace": "default"},
+		"spec":     map[string]any{"replicas": replicas},
+	})
+	return &workv1alpha1.PlacementManifestWork{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "uid"},
+		Spec: workv1alpha1.PlacementManifestWorkSpec{
+			ManifestWorkTemplate: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{
+				{RawExtension: runtime.RawExtension{Raw: []byte(configMap)}},
+				{RawExtension: runtime.RawExtension{Raw: dep}},
+			}}},
+			DistributionStrategy: strategies,
+		},
+	}
+}
+
+func splitEntry(s workv1alpha1.SplitStrategy) workv1alpha1.DistributionStrategy {
+	return workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default", Kind: "Deployment", Type: workv1alpha1.DistributionSplit, Split: &s}
+}
+
+func replicasIn(t *testing.T, plan *Plan) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	for cluster, ms := range plan.Manifests {
+		obj := map[string]any{}
+		if err := json.Unmarshal(ms[1].Raw, &obj); err != nil {
+			t.Fatal(err)
+		}
+		out[cluster] = int64(obj["spec"].(map[string]any)["replicas"].(float64))
+	}
+	return out
+}
+
+func TestCompute(t *testing.T) {
+	balance := workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}
+	cases := map[string]struct {
+		pmw          *workv1alpha1.PlacementManifestWork
+		in           Input
+		wantReplicas map[string]int64
+		wantReasons  []string
+		wantSplit    *workv1alpha1.SplitStatus
+	}{
+		"replicate by default": {
+			pmw:          pmw(3),
+			in:           Input{Clusters: []string{"c2", "c1", "c1"}},
+			wantReplicas: map[string]int64{"c1": 3, "c2": 3},
+		},
+		"balance 3 over 2": {
+			pmw:          pmw(3, splitEntry(balance)),
+			in:           Input{Clusters: []string{"c1", "c2"}, Previous: map[string]map[string]int32{"c2": {webKey: 2}}},
+			wantReplicas: map[string]int64{"c1": 1, "c2": 2},
+			wantSplit: &workv1alpha1.SplitStatus{Name: "web", Namespace: "default", Group: "apps", Kind: "Deployment",
+				FieldPath: ".spec.replicas", Total: 3, Placed: 3,
+				Shares:   []workv1alpha1.ShareCount{{Share: 2, Clusters: 1}, {Share: 1, Clusters: 1}},
+				Clusters: []workv1alpha1.ClusterShare{{Cluster: "c1", Share: 1}}},
+		},
+		"unplaced beyond max": {
+			pmw:          pmw(7, splitEntry(workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance, LimitRange: &workv1alpha1.LimitRange{Max: ptr.To[int32](3)}})),
+			in:           Input{Clusters: []string{"c1", "c2"}},
+			wantReplicas: map[string]int64{"c1": 3, "c2": 3},
+			wantReasons:  []string{workv1alpha1.ReasonReplicasUnplaced},
+		},
+		"weighted by name and selector, unmatched gets nothing": {
+			pmw: pmw(8, splitEntry(workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitWeighted, Weights: []workv1alpha1.ClusterWeight{
+				{ClusterName: "c1", Weight: 3},
+				{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "small"}}, Weight: 1},
+			}})),
+			in: Input{Clusters: []string{"c1", "c2", "c3"}, ClusterLabels: map[string]map[string]string{
+				"c1": {"tier": "small"}, "c2": {"tier": "small"}, "c3": {"tier": "big"},
+			}},
+			wantReplicas: map[string]int64{"c1": 6, "c2": 2, "c3": 0},
+		},
+		"score weights; a missing score weighs 0": {
+			pmw: pmw(10, splitEntry(workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitScore,
+				Score: &workv1alpha1.ScoreSource{ResourceName: "usage", ScoreName: "cpu"}})),
+			in: Input{Clusters: []string{"c1", "c2", "c3"}, Scores: map[workv1alpha1.ScoreSource]map[string]int32{
+				{ResourceName: "usage", ScoreName: "cpu"}: {"c1": 60, "c2": 40},
+			}},
+			wantReplicas: map[string]int64{"c1": 6, "c2": 4, "c3": 0},
+		},
+		"score: negative scores weigh 0, and all zero falls back to balance": {
+			pmw: pmw(4, splitEntry(workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitScore,
+				Score: &workv1alpha1.ScoreSource{ResourceName: "usage", ScoreName: "cpu"}})),
+			in: Input{Clusters: []string{"c1", "c2"}, Scores: map[workv1alpha1.ScoreSource]map[string]int32{
+				{ResourceName: "usage", ScoreName: "cpu"}: {"c1": -50, "c2": 0},
+			}},
+			wantReplicas: map[string]int64{"c1": 2, "c2": 2},
+		},
+		"entry for no manifest is reported, the rest replicated": {
+			pmw:          pmw(2, workv1alpha1.DistributionStrategy{Name: "api", Namespace: "default", Type: workv1alpha1.DistributionReplicate}),
+			in:           Input{Clusters: []string{"c1"}},
+			wantReplicas: map[string]int64{"c1": 2},
+			wantReasons:  []string{workv1alpha1.ReasonStrategyMatchesNoManifest},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			plan, err := Compute(tc.pmw, tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantReplicas, replicasIn(t, plan)); diff != "" {
+				t.Errorf("replicas (-want +got):\n%s", diff)
+			}
+			var reasons []string
+			for _, p := range plan.Problems {
+				reasons = append(reasons, p.Reason)
+			}
+			if diff := cmp.Diff(tc.wantReasons, reasons); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+			if tc.wantSplit != nil {
+				if diff := cmp.Diff([]workv1alpha1.SplitStatus{*tc.wantSplit}, plan.Splits); diff != "" {
+					t.Errorf("split status (-want +got):\n%s", diff)
+				}
+			}
+			for cluster, ms := range plan.Manifests {
+				if string(ms[0].Raw) != `{"apiVersion":"v1","data":{"k":"v"},"kind":"ConfigMap","metadata":{"name":"cfg","namespace":"default"}}` {
+					t.Errorf("cluster %s: the replicated ConfigMap changed: %s", cluster, ms[0].Raw)
+				}
+			}
+		})
+	}
+}
+
+func TestComputeInvalid(t *testing.T) {
+	broken := pmw(3)
+	broken.Spec.ManifestWorkTemplate.Workload.Manifests[0].Raw = []byte(`{"kind":`)
+	noField := pmw(3, splitEntry(workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance, FieldPath: ".spec.shards"}))
+	cases := map[string]struct {
+		pmw        *workv1alpha1.PlacementManifestWork
+		wantReason string
+	}{
+		"a manifest that is not an object": {pmw: broken, wantReason: workv1alpha1.ReasonInvalidTemplate},
+		"a split field that is missing":    {pmw: noField, wantReason: workv1alpha1.ReasonInvalidSplitField},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Compute(tc.pmw, Input{Clusters: []string{"c1"}})
+			var invalid *InvalidError
+			if !errors.As(err, &invalid) || invalid.Reason != tc.wantReason {
+				t.Fatalf("Compute error = %v, want an InvalidError with reason %s", err, tc.wantReason)
+			}
+		})
+	}
+}
+
+func TestSplitStatusIsBounded(t *testing.T) {
+	clusters := make([]string, 0, 1000)
+	for i := 0; i < 1000; i++ {
+		clusters = append(clusters, "cluster-"+string(rune('a'+i%26))+string(rune('a'+i/26%26))+string(rune('a'+i/676)))
+	}
+	plan, err := Compute(pmw(1500, splitEntry(workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance})), Input{Clusters: clusters})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := plan.Splits[0]
+	if len(st.Clusters) != maxListedClusters || st.ClustersNotListed != 500-maxListedClusters {
+		t.Errorf("listed %d clusters and %d not listed; want %d and %d", len(st.Clusters), st.ClustersNotListed, maxListedClusters, 500-maxListedClusters)
+	}
+	if diff := cmp.Diff([]workv1alpha1.ShareCount{{Share: 2, Clusters: 500}, {Share: 1, Clusters: 500}}, st.Shares); diff != "" {
+		t.Errorf("shares (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,127 @@
+package framework
+
+import (
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+)
+
+// PMWWrapper builds a PlacementManifestWork.
+type PMWWrapper struct {
+	workv1alpha1.PlacementManifestWork
+}
+
+// MakePMW starts a PlacementManifestWork with no manifests.
+func MakePMW(name, namespace string) *PMWWrapper {
+	return &PMWWrapper{workv1alpha1.PlacementManifestWork{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+	}}
+}
+
+// Manifest appends a manifest given as a map.
+func (w *PMWWrapper) Manifest(obj map[string]any) *PMWWrapper {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		panic(err)
+	}
+	w.Spec.ManifestWorkTemplate.Workload.Manifests = append(w.Spec.ManifestWorkTemplate.Workload.Manifests,
+		workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
+	return w
+}
+
+// Placement sets spec.placementRef.
+func (w *PMWWrapper) Placement(name string) *PMWWrapper {
+	w.Spec.PlacementRef = &workv1alpha1.LocalPlacementReference{Name: name}
+	return w
+}
+
+// Strategy appends a distributionStrategy entry.
+func (w *PMWWrapper) Strategy(s workv1alpha1.DistributionStrategy) *PMWWrapper {
+	w.Spec.DistributionStrategy = append(w.Spec.DistributionStrategy, s)
+	return w
+}
+
+// Obj returns the PlacementManifestWork.
+func (w *PMWWrapper) Obj() *workv1alpha1.PlacementManifestWork { return &w.PlacementManifestWork }
+
+// ConfigMap is a ConfigMap manifest.
+func ConfigMap(name, namespace string, data map[string]string) map[string]any {
+	return map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": name, "namespace": namespace},
+		"data":     data,
+	}
+}
+
+// Deployment is a Deployment manifest with the given replicas.
+func Deployment(name, namespace string, replicas int) map[string]any {
+	labels := map[string]any{"app": name}
+	return map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": name, "namespace": namespace},
+		"spec": map[string]any{
+			"replicas": replicas,
+			"selector": map[string]any{"matchLabels": labels},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": labels},
+				"spec": map[string]any{"containers": []any{
+					map[string]any{"name": "app", "image": "registry.example/app:1"},
+				}},
+			},
+		},
+	}
+}
+
+// Job is a Job manifest with the given parallelism.
+func Job(name, namespace string, parallelism int) map[string]any {
+	return map[string]any{
+		"apiVersion": "batch/v1", "kind": "Job",
+		"metadata": map[string]any{"name": name, "namespace": namespace},
+		"spec": map[string]any{
+			"parallelism": parallelism,
+			"template": map[string]any{"spec": map[string]any{
+				"restartPolicy": "Never",
+				"containers":    []any{map[string]any{"name": "job", "image": "registry.example/job:1"}},
+			}},
+		},
+	}
+}
+
+// Placement is an empty Placement.
+func Placement(name, namespace string) *clusterv1beta1.Placement {
+	return &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+}
+
+// Decision is a PlacementDecision of a Placement, labelled as OCM's placement controller labels it; its status
+// must be written separately (SetDecisions).
+func Decision(name, namespace, placement string) *clusterv1beta1.PlacementDecision {
+	return &clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{
+		Name: name, Namespace: namespace,
+		Labels: map[string]string{clusterv1beta1.PlacementLabel: placement},
+	}}
+}
+
+// SetDecisions sets a PlacementDecision's status to the given clusters.
+func SetDecisions(d *clusterv1beta1.PlacementDecision, clusters ...string) {
+	d.Status.Decisions = make([]clusterv1beta1.ClusterDecision, 0, len(clusters))
+	for _, c := range clusters {
+		d.Status.Decisions = append(d.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c, Reason: "test"})
+	}
+}
+
+// WorkConditions sets the agent's conditions on a ManifestWork for its current generation, as OCM's work
+// agent reports them.
+func WorkConditions(w *workv1.ManifestWork, status map[string]metav1.ConditionStatus) {
+	for t, s := range status {
+		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{
+			Type: t, Status: s, Reason: "Test", Message: "set by the test acting as work agent",
+			ObservedGeneration: w.Generation,
+		})
+	}
+}

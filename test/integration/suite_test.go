@@ -1,0 +1,116 @@
+// Package integration runs the PlacementManifestWork controller against a real kube-apiserver (envtest). The
+// tests play OCM: they write PlacementDecisions as the placement controller would and ManifestWork status as
+// the work agent would.
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+)
+
+const (
+	timeout  = 20 * time.Second
+	interval = 100 * time.Millisecond
+)
+
+var (
+	env      *envtest.Environment
+	cfg      *rest.Config
+	k8s      client.Client
+	recorder = &framework.WriteRecorder{}
+	cancel   context.CancelFunc
+)
+
+func TestIntegration(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "PlacementManifestWork integration")
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	var err error
+	env, cfg, err = framework.StartHub()
+	Expect(err).NotTo(HaveOccurred())
+
+	k8s, err = client.New(cfg, client.Options{Scheme: controllers.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:    controllers.Scheme(),
+		Cache:     controllers.CacheOptions(),
+		Metrics:   metricsserver.Options{BindAddress: "0"},
+		NewClient: recorder.NewClient,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	var ctx context.Context
+	ctx, cancel = context.WithCancel(context.Background())
+	Expect(controllers.SetupWithManager(ctx, mgr, controllers.Options{MaxConcurrentReconciles: 4, MaxConcurrentWrites: 16})).To(Succeed())
+	go func() {
+		defer GinkgoRecover()
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+})
+
+var _ = AfterSuite(func() {
+	if cancel != nil {
+		cancel()
+	}
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
+
+// newNamespace creates a namespace with a unique name and returns it.
+func newNamespace(prefix string) string {
+	name := fmt.Sprintf("%s-%s", prefix, rand.String(6))
+	Expect(k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
+	return name
+}
+
+// newClusters creates n cluster namespaces with unique names and returns the names.
+func newClusters(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = newNamespace(fmt.Sprintf("cluster%d", i+1))
+	}
+	return out
+}
+
+// reconciles is how many times the PlacementManifestWork controller has reconciled so far.
+func reconciles() float64 {
+	families, err := metrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	var total float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "placementmanifestwork" {
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return total
+}

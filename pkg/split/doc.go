@@ -103,11 +103,14 @@
 // most R keys have a priority > λ, all of them are among the R largest,
 // whatever the tie-break; so each cluster is first raised to its number of
 // keys above λ (clamped to its floor and Max), which is a provable lower bound
-// of its final share. λ is found by an exact integer search (the Webster
-// divisor form, λ = 1/(2t) with t a multiple of 2^-32), and the remaining
-// units, at most about one per cluster, are handed out one by one with a
-// heap. The result is identical to the naive sequential method. Cost is
-// O(n log n + n log Total) for n clusters; Total may be up to 2^31-1.
+// of its final share. λ = 1/(2t) is the Webster divisor form, with t a
+// multiple of 2^-32; the key counts are exact integer (128-bit) arithmetic.
+// t is searched from the estimate t = (R + floors - n/2)/W, one linear
+// correction, then doubling and interpolation/bisection, each step an O(n)
+// pass (usually two passes in total). The remaining units, at most n, are
+// handed out one by one with a heap. The result is identical to the naive
+// sequential method; the cost is O(n log n) for n clusters, independent of
+// Total (which may be up to 2^31-1).
 //
 // # Rule 8: determinism
 //

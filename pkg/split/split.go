@@ -86,22 +86,18 @@ func better(a, b *member) bool {
 	return seedBefore(a, b)
 }
 
-// fnv1a hashes seed + "/" + name with 64-bit FNV-1a without allocating.
-func fnv1a(seed, name string) uint64 {
-	const (
-		offset64 = 14695981039346656037
-		prime64  = 1099511628211
-	)
-	h := uint64(offset64)
-	for i := 0; i < len(seed); i++ {
-		h ^= uint64(seed[i])
-		h *= prime64
-	}
-	h ^= '/'
-	h *= prime64
-	for i := 0; i < len(name); i++ {
-		h ^= uint64(name[i])
-		h *= prime64
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
+
+// fnv1a continues the 64-bit FNV-1a hash h over the bytes of s. The per-Seed
+// key of a cluster is fnv1a(fnv1a(fnvOffset64, Seed+"/"), name), i.e. the
+// FNV-1a hash of Seed + "/" + name, computed without allocating.
+func fnv1a(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime64
 	}
 	return h
 }
@@ -124,15 +120,17 @@ func Divide(in Input) Result {
 		total = 0
 	}
 
-	// Deduplicate and build the working state.
+	// Deduplicate (the result map doubles as the set of names seen) and
+	// build the working state.
+	shares := make(map[string]int32, len(in.Clusters))
 	ms := make([]member, 0, len(in.Clusters))
-	seen := make(map[string]struct{}, len(in.Clusters))
+	seedHash := fnv1a(fnv1a(fnvOffset64, in.Seed), "/")
 	for _, name := range in.Clusters {
-		if _, dup := seen[name]; dup {
+		if _, dup := shares[name]; dup {
 			continue
 		}
-		seen[name] = struct{}{}
-		m := member{name: name, hash: fnv1a(in.Seed, name), weight: 1}
+		shares[name] = 0
+		m := member{name: name, hash: fnv1a(seedHash, name), weight: 1}
 		if in.Weights != nil {
 			m.weight = clampWeight(in.Weights[name])
 		}
@@ -156,15 +154,12 @@ func Divide(in Input) Result {
 		placed = divide(ms, int64(total), minShare, maxShare)
 	}
 
-	res := Result{
-		Shares:   make(map[string]int32, len(ms)),
-		Placed:   int32(placed),
-		Unplaced: total - int32(placed),
-	}
 	for i := range ms {
-		res.Shares[ms[i].name] = ms[i].share
+		if ms[i].share != 0 {
+			shares[ms[i].name] = ms[i].share
+		}
 	}
-	return res
+	return Result{Shares: shares, Placed: int32(placed), Unplaced: total - int32(placed)}
 }
 
 // divide fills in the shares and returns the number of units placed.
@@ -245,7 +240,7 @@ func highestAverages(el []*member, r int64, maxShare int32) int64 {
 		return r - room
 	}
 
-	r -= lowerBounds(el, r)
+	r -= lowerBounds(el, r, room)
 
 	// Hand out the rest one by one: max-heap ordered by better.
 	h := make([]*member, 0, len(el))
@@ -325,11 +320,14 @@ func boundAt(el []*member, a uint64) int64 {
 // hands out exactly the r largest keys overall. For any threshold λ, if the
 // number of keys with priority > λ is at most r, every one of them is among
 // the r largest keys whatever the tie-break, so giving each cluster all its
-// keys above λ is a lower bound of its final share. We search the smallest λ
-// (of the form 2^31/a) for which that count is still <= r; the remaining
-// units (at most about one per cluster) are handed out one by one.
-func lowerBounds(el []*member, r int64) int64 {
-	slack := int64(len(el)) // stop searching once at most this many units remain
+// keys above λ is a lower bound of its final share. We search a λ (of the
+// form 2^31/a) close to the smallest one for which that count is still <= r;
+// it need not be optimal for correctness. The remaining units (at most
+// len(el)) are handed out one by one by the caller.
+func lowerBounds(el []*member, r, room int64) int64 {
+	// Stop searching once at most this many units remain for the heap: one
+	// more evaluation costs about as much as n/16 heap operations.
+	slack := int64(len(el))/16 + 1
 	var w, f float64
 	for _, m := range el {
 		w += float64(m.eff)
@@ -347,43 +345,48 @@ func lowerBounds(el []*member, r int64) int64 {
 		return uint64(x)
 	}
 
-	// Without caps and floors, t = (r + f - n/2)/w gives r-n <= bound <= r.
+	// Invariant: boundAt(lo) = sLo <= r < boundAt(hi) = sHi. At t = 2^31
+	// (a = limit) every cluster reaches its cap, and the caller made sure that
+	// the total room is > r.
 	lo, hi := uint64(0), limit
-	sLo := int64(0)
-	a := toA((float64(r) + f - float64(len(el))/2) / w)
-	if s := boundAt(el, a); s <= r {
-		lo, sLo = a, s
-		// Find an upper end of the bracket. boundAt(limit) = room > r.
-		for r-sLo > slack {
-			next := limit
-			if lo < limit/2 {
-				next = 2*lo + 1
-			}
-			if s := boundAt(el, next); s <= r {
-				lo, sLo = next, s
-				continue
-			}
-			hi = next
-			break
+	sLo, sHi := int64(0), room
+	probe := func(a uint64) int64 {
+		if a <= lo || a >= hi {
+			return -1
 		}
-	} else {
-		hi = a
-		for {
-			next := hi / 2 // boundAt(0) == 0 <= r ends the loop
-			if s := boundAt(el, next); s <= r {
-				lo, sLo = next, s
-				break
-			}
-			hi = next
-		}
-	}
-	for r-sLo > slack && hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if s := boundAt(el, mid); s <= r {
-			lo, sLo = mid, s
+		s := boundAt(el, a)
+		if s <= r {
+			lo, sLo = a, s
 		} else {
-			hi = mid
+			hi, sHi = a, s
 		}
+		return s
+	}
+
+	// 1. Estimate: without caps and floors, t = (r + f - n/2)/w gives
+	//    r-n <= bound <= r. 2. One linear correction: t += (r - bound)/w.
+	t := (float64(r) + f - float64(len(el))/2) / w
+	if s := probe(toA(t)); s >= 0 && s != r {
+		probe(toA(t + float64(r-s)/w))
+	}
+	// 3. Without an upper end yet, double t until the bound exceeds r.
+	for hi == limit && r-sLo > slack && lo < limit/2 {
+		probe(2*lo + 1)
+	}
+	// 4. Narrow the bracket until few units remain for the heap, alternating
+	//    linear interpolation and bisection (at least halving every 2 steps).
+	//    Once the heap has at most n units left to hand out, give up after a
+	//    few probes: exact ties (Balance) cannot be split by any threshold.
+	for i, tight := 0, 0; r-sLo > slack && hi-lo > 1 && tight < 4; i++ {
+		if sHi-sLo <= int64(len(el)) {
+			tight++
+		}
+		mid := lo + (hi-lo)/2
+		if i%2 == 0 {
+			frac := float64(r-sLo) / float64(sHi-sLo)
+			mid = lo + max(1, min(hi-lo-1, uint64(frac*float64(hi-lo))))
+		}
+		probe(mid)
 	}
 
 	for _, m := range el {

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -23,7 +24,9 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/metrics"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
 
 // Finalizer keeps a PlacementManifestWork until its ManifestWorks are gone.
@@ -40,6 +43,10 @@ type PlacementManifestWorkReconciler struct {
 	MaxConcurrentWrites int
 	// Now is the clock, for score expiry; time.Now when nil.
 	Now func() time.Time
+	// Recorder records events on PlacementManifestWorks; none when nil.
+	Recorder events.EventRecorder
+
+	fanOut fanOutClock
 }
 
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=placementmanifestworks,verbs=get;list;watch;update;patch
@@ -75,24 +82,26 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
 		}
 	}
+	r.fanOut.seen(req.NamespacedName, pmw.Generation, r.now())
 
 	obs := &observation{placementName: pmw.PlacementName(), workName: manifestwork.WorkName(manifestwork.Owner(pmw)), owned: owned}
 	if err := r.resolvePlacement(ctx, pmw, obs); err != nil {
 		return ctrl.Result{}, err
 	}
 	var requeueAfter time.Duration
-	if obs.placementFound {
+	obs.template, err = planner.ParseTemplate(pmw)
+	if !errors.As(err, &obs.invalid) && err != nil {
+		return ctrl.Result{}, err
+	}
+	if obs.placementFound && obs.invalid == nil {
 		input, expiry, err := r.planInput(ctx, pmw, obs.clusters, owned)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		requeueAfter = expiry
-		plan, err := planner.Compute(pmw, input)
-		var invalid *planner.InvalidError
+		plan, err := planner.Compute(pmw, obs.template, input)
 		switch {
-		case errors.As(err, &invalid):
-			obs.invalid = invalid
-			log.Info("Desired state is invalid; keeping the delivered ManifestWorks", "reason", invalid.Reason, "message", invalid.Message)
+		case errors.As(err, &obs.invalid):
 		case err != nil:
 			return ctrl.Result{}, err
 		default:
@@ -100,8 +109,16 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 			r.sync(ctx, pmw, obs)
 		}
 	}
+	if obs.invalid != nil {
+		log.Info("Desired state is invalid; keeping the delivered ManifestWorks", "reason", obs.invalid.Reason, "message", obs.invalid.Message)
+	}
+	if obs.unavailable, err = r.unavailableClusters(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 
 	newStatus := computeStatus(pmw, obs)
+	r.record(pmw, &pmw.Status, &newStatus)
+	r.observeMetrics(req.NamespacedName, pmw.Generation, obs, newStatus)
 	if !equality.Semantic.DeepEqual(pmw.Status, newStatus) {
 		// A full update, guarded by the resourceVersion read above, so every count is written (a merge patch
 		// would drop zeros) and a newer status is never overwritten: a conflict retries with fresh data.
@@ -119,6 +136,13 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 	return ctrl.Result{RequeueAfter: requeueAfter}, nil
 }
 
+func (r *PlacementManifestWorkReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
 // observation is what one reconcile found and did; computeStatus turns it into status.
 type observation struct {
 	placementName  string
@@ -129,14 +153,26 @@ type observation struct {
 	clusters []string
 	// owned are this PlacementManifestWork's ManifestWorks by cluster, as listed before any write.
 	owned map[string]*workv1.ManifestWork
+	// template are the template's manifests, decoded; nil when the template is invalid.
+	template []template.Manifest
 	// invalid is set when no valid desired state exists; nothing was written.
 	invalid *planner.InvalidError
 	plan    *planner.Plan
-	// current are the ManifestWorks of decided clusters after this reconcile's writes.
-	current []*workv1.ManifestWork
+	// written are the ManifestWorks this reconcile created or updated, by cluster.
+	written map[string]*workv1.ManifestWork
 	// conflicts are clusters whose namespace holds a foreign ManifestWork with the name this one would use.
 	conflicts   []string
 	writeErrors []error
+	// unavailable says, per ManagedCluster that is not available, why.
+	unavailable map[string]string
+}
+
+// work is the cluster's ManifestWork after this reconcile's writes, or nil.
+func (o *observation) work(cluster string) *workv1.ManifestWork {
+	if w, ok := o.written[cluster]; ok {
+		return w
+	}
+	return o.owned[cluster]
 }
 
 // ownedWorks lists this PlacementManifestWork's ManifestWorks, keyed by cluster. Works that carry its label but
@@ -187,6 +223,9 @@ func (r *PlacementManifestWorkReconciler) finalize(ctx context.Context, pmw *wor
 	if err := r.Patch(ctx, pmw, patch); err != nil {
 		return fmt.Errorf("removing finalizer: %w", err)
 	}
+	key := manifestwork.Owner(pmw)
+	metrics.Forget(key)
+	r.fanOut.forget(key)
 	return nil
 }
 
@@ -317,10 +356,7 @@ func (r *PlacementManifestWorkReconciler) clusterLabels(ctx context.Context, clu
 // scores reads one score of each cluster's AddOnPlacementScore, leaving out missing and expired ones, and
 // returns how long until the earliest of the used ones expires.
 func (r *PlacementManifestWorkReconciler) scores(ctx context.Context, src workv1alpha1.ScoreSource, clusters []string) (map[string]int32, time.Duration, error) {
-	now := time.Now()
-	if r.Now != nil {
-		now = r.Now()
-	}
+	now := r.now()
 	out := map[string]int32{}
 	var next time.Duration
 	for _, c := range clusters {
@@ -361,7 +397,7 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 	var ops []op
 	var mu sync.Mutex
 	for _, cluster := range obs.clusters {
-		desired, err := manifestwork.Build(pmw, cluster, obs.plan.Manifests[cluster], obs.plan.Shares[cluster])
+		desired, err := manifestwork.Build(pmw, cluster, obs.plan.Manifests[cluster], obs.plan.ManifestConfigs, obs.plan.Shares[cluster])
 		if err != nil {
 			obs.writeErrors = append(obs.writeErrors, err)
 			continue
@@ -372,8 +408,6 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 			ops = append(ops, op{cluster: cluster, desired: desired})
 		case !manifestwork.UpToDate(existing, desired):
 			ops = append(ops, op{cluster: cluster, desired: desired, existing: existing})
-		default:
-			obs.current = append(obs.current, existing)
 		}
 	}
 	decided := make(map[string]struct{}, len(obs.clusters))
@@ -388,11 +422,14 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 	}
 
 	log := ctrl.LoggerFrom(ctx)
+	obs.written = make(map[string]*workv1.ManifestWork, len(ops))
 	errs := r.parallel(ctx, len(ops), func(i int) error {
 		o := ops[i]
 		var err error
 		var result *workv1.ManifestWork
+		operation := "update"
 		if o.existing == nil {
+			operation = "create"
 			result = o.desired
 			err = r.Create(ctx, result)
 			if apierrors.IsAlreadyExists(err) {
@@ -414,16 +451,18 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 			err = r.Update(ctx, result)
 		}
 		if err != nil {
+			metrics.WriteErrors.WithLabelValues(operation).Inc()
 			return fmt.Errorf("cluster %s: %w", o.cluster, err)
 		}
 		mu.Lock()
-		obs.current = append(obs.current, result)
+		obs.written[o.cluster] = result
 		mu.Unlock()
 		return nil
 	})
 	errs = append(errs, r.parallel(ctx, len(stale), func(i int) error {
 		err := r.Delete(ctx, stale[i], client.Preconditions{UID: &stale[i].UID})
 		if client.IgnoreNotFound(err) != nil {
+			metrics.WriteErrors.WithLabelValues("delete").Inc()
 			return fmt.Errorf("cluster %s: deleting: %w", stale[i].Namespace, err)
 		}
 		return nil

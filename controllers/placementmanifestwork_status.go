@@ -10,6 +10,9 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/status"
 )
 
@@ -22,25 +25,109 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	st.ObservedGeneration = pmw.Generation
 	st.Placement = obs.placementName
 
-	works := obs.current
-	total := len(obs.clusters)
-	switch {
-	case !obs.placementFound:
-		// The works are kept while the Placement is missing, so they are what the summary describes.
-		works = mapValues(obs.owned)
-		total = len(works)
-	case obs.plan == nil:
-		works = worksOf(obs.owned, obs.clusters)
+	clusters := obs.clusters
+	if !obs.placementFound {
+		// The works are kept while the Placement is missing, so they are what the status describes.
+		clusters = sortedKeys(obs.owned)
 	}
-	st.PlacedManifestWorkSummary = status.Summarize(total, works)
+	base := health.Inputs(obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
+	outcomes := make([]status.ClusterOutcome, 0, len(clusters))
+	for _, c := range clusters {
+		w := obs.work(c)
+		outcomes = append(outcomes, status.ClusterOutcome{Cluster: c, ClusterResult: health.Cluster(health.ClusterInput{
+			Work:        w,
+			Unavailable: obs.unavailable[c],
+			Manifests:   withShares(base, w),
+		})})
+	}
+	rollup := status.Aggregate(outcomes, obs.template)
+	st.PlacedManifestWorkSummary = rollup.Summary
+	st.Manifests = rollup.Manifests
+	st.UnhealthyClusters = rollup.Unhealthy
+	st.UnhealthyClustersNotListed = rollup.UnhealthyNotListed
 	if obs.plan != nil {
 		st.Splits = obs.plan.Splits
 	}
+	if len(st.Manifests) == 0 {
+		st.Manifests = nil
+	}
 
 	setCondition(&st, pmw, placementCondition(obs))
-	setCondition(&st, pmw, appliedCondition(obs, works, st.PlacedManifestWorkSummary))
+	setCondition(&st, pmw, appliedCondition(obs, outcomes, st.PlacedManifestWorkSummary))
 	setCondition(&st, pmw, distributedCondition(pmw, obs))
+	ready, reconciling, stalled := readiness(obs, st.PlacedManifestWorkSummary)
+	setCondition(&st, pmw, ready)
+	setCondition(&st, pmw, reconciling)
+	setCondition(&st, pmw, stalled)
 	return st
+}
+
+// withShares sets, on a copy of base, the replicas a cluster's work carries for manifests split on
+// .spec.replicas, so their health is judged against that cluster's share.
+func withShares(base []health.ManifestInput, w *workv1.ManifestWork) []health.ManifestInput {
+	if w == nil {
+		return base
+	}
+	shares := manifestwork.Shares(w)
+	if len(shares) == 0 {
+		return base
+	}
+	out := make([]health.ManifestInput, len(base))
+	copy(out, base)
+	for i := range out {
+		if v, ok := shares[planner.SplitKey(out[i].Manifest, workv1alpha1.DefaultSplitFieldPath)]; ok {
+			replicas := int64(v)
+			out[i].Replicas = &replicas
+		}
+	}
+	return out
+}
+
+// readiness computes the kstatus conditions: Ready when every decided cluster is available, Stalled when only
+// the user can unblock it, Reconciling otherwise.
+func readiness(obs *observation, s workv1alpha1.PlacedManifestWorkSummary) (ready, reconciling, stalled metav1.Condition) {
+	ready = metav1.Condition{Type: workv1alpha1.ConditionReady, Status: metav1.ConditionFalse}
+	reconciling = metav1.Condition{Type: workv1alpha1.ConditionReconciling, Status: metav1.ConditionFalse}
+	stalled = metav1.Condition{Type: workv1alpha1.ConditionStalled, Status: metav1.ConditionFalse,
+		Reason: workv1alpha1.ReasonNotStalled, Message: "Nothing needs the user's action"}
+
+	switch {
+	case obs.invalid != nil:
+		stalled.Status, stalled.Reason, stalled.Message = metav1.ConditionTrue, obs.invalid.Reason, obs.invalid.Message
+	case !obs.placementFound:
+		stalled.Status, stalled.Reason = metav1.ConditionTrue, workv1alpha1.ReasonPlacementNotFound
+		stalled.Message = fmt.Sprintf("Placement %q does not exist in this namespace", obs.placementName)
+	case len(obs.conflicts) > 0:
+		stalled.Status, stalled.Reason = metav1.ConditionTrue, workv1alpha1.ReasonManifestWorkConflict
+		stalled.Message = fmt.Sprintf("ManifestWorks not owned by this PlacementManifestWork block %s", names(obs.conflicts))
+	}
+	switch {
+	case stalled.Status == metav1.ConditionTrue:
+		ready.Reason, ready.Message = stalled.Reason, stalled.Message
+	case len(obs.clusters) == 0:
+		ready.Reason = workv1alpha1.ReasonPlacementDecisionEmpty
+		ready.Message = fmt.Sprintf("Placement %q selects no cluster", obs.placementName)
+	case len(obs.writeErrors) > 0:
+		ready.Reason, ready.Message = workv1alpha1.ReasonWriteFailed, fmt.Sprintf("%d ManifestWork writes failed and will be retried", len(obs.writeErrors))
+	case s.Degraded > 0:
+		ready.Reason = workv1alpha1.ReasonClustersDegraded
+		ready.Message = fmt.Sprintf("%d of %d clusters are degraded, %d available", s.Degraded, s.Total, s.Available)
+	case s.Available < s.Total:
+		ready.Reason = workv1alpha1.ReasonClustersProgressing
+		ready.Message = fmt.Sprintf("%d of %d clusters are available", s.Available, s.Total)
+	default:
+		ready.Status, ready.Reason = metav1.ConditionTrue, workv1alpha1.ReasonAllClustersAvailable
+		ready.Message = fmt.Sprintf("All %d clusters are available", s.Total)
+	}
+	switch {
+	case ready.Status == metav1.ConditionTrue:
+		reconciling.Reason, reconciling.Message = workv1alpha1.ReasonReady, "Every cluster is available"
+	case stalled.Status == metav1.ConditionTrue:
+		reconciling.Reason, reconciling.Message = stalled.Reason, "Stalled: "+stalled.Message
+	default:
+		reconciling.Status, reconciling.Reason, reconciling.Message = metav1.ConditionTrue, ready.Reason, ready.Message
+	}
+	return ready, reconciling, stalled
 }
 
 func setCondition(st *workv1alpha1.PlacementManifestWorkStatus, pmw *workv1alpha1.PlacementManifestWork, c metav1.Condition) {
@@ -64,7 +151,7 @@ func placementCondition(obs *observation) metav1.Condition {
 	return c
 }
 
-func appliedCondition(obs *observation, works []*workv1.ManifestWork, summary workv1alpha1.PlacedManifestWorkSummary) metav1.Condition {
+func appliedCondition(obs *observation, outcomes []status.ClusterOutcome, summary workv1alpha1.PlacedManifestWorkSummary) metav1.Condition {
 	c := metav1.Condition{Type: workv1alpha1.ConditionManifestworkApplied, Status: metav1.ConditionFalse}
 	switch {
 	case obs.invalid != nil:
@@ -80,12 +167,11 @@ func appliedCondition(obs *observation, works []*workv1.ManifestWork, summary wo
 		c.Message = fmt.Sprintf("%d ManifestWork writes failed and will be retried: %v", len(obs.writeErrors), obs.writeErrors[0])
 	default:
 		var failed []string
-		for _, w := range works {
-			if status.StateOf(w).AppliedFalse {
-				failed = append(failed, w.Namespace)
+		for _, o := range outcomes {
+			if o.Reason == workv1alpha1.ReasonApplyFailed {
+				failed = append(failed, o.Cluster)
 			}
 		}
-		sort.Strings(failed)
 		switch {
 		case len(failed) > 0:
 			c.Reason = workv1alpha1.ReasonApplyFailed
@@ -132,20 +218,11 @@ func names(all []string) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(all[:maxNamesInMessage], ", "), len(all)-maxNamesInMessage)
 }
 
-func mapValues(m map[string]*workv1.ManifestWork) []*workv1.ManifestWork {
-	out := make([]*workv1.ManifestWork, 0, len(m))
-	for _, w := range m {
-		out = append(out, w)
+func sortedKeys(m map[string]*workv1.ManifestWork) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
-	return out
-}
-
-func worksOf(m map[string]*workv1.ManifestWork, clusters []string) []*workv1.ManifestWork {
-	out := make([]*workv1.ManifestWork, 0, len(clusters))
-	for _, c := range clusters {
-		if w, ok := m[c]; ok {
-			out = append(out, w)
-		}
-	}
+	sort.Strings(out)
 	return out
 }

@@ -63,15 +63,19 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := setupIndexes(ctx, mgr); err != nil {
 		return err
 	}
-	r := &PlacementManifestWorkReconciler{Client: mgr.GetClient(), MaxConcurrentWrites: opts.MaxConcurrentWrites}
+	r := &PlacementManifestWorkReconciler{
+		Client:              mgr.GetClient(),
+		MaxConcurrentWrites: opts.MaxConcurrentWrites,
+		Recorder:            mgr.GetEventRecorder("placementmanifestwork-controller"),
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("placementmanifestwork").
 		For(&workv1alpha1.PlacementManifestWork{}, builder.WithPredicates(specOrDeletionChanged())).
 		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.byPlacement)).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.byDecision)).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(byOwnerAnnotation)).
-		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.byClusterLabels),
-			builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.byManagedCluster),
+			builder.WithPredicates(predicate.Or[client.Object](predicate.LabelChangedPredicate{}, availabilityChanged()))).
 		Watches(&clusterv1alpha1.AddOnPlacementScore{}, handler.EnqueueRequestsFromMapFunc(r.byScore)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.MaxConcurrentReconciles, 1)}).
 		Complete(r)
@@ -137,9 +141,30 @@ func (r *PlacementManifestWorkReconciler) byScore(ctx context.Context, o client.
 	return r.requestsFor(ctx, client.MatchingFields{IndexScoreResource: o.GetName()})
 }
 
-// byClusterLabels maps a ManagedCluster whose labels changed to the PlacementManifestWorks weighing clusters by label.
-func (r *PlacementManifestWorkReconciler) byClusterLabels(ctx context.Context, _ client.Object) []reconcile.Request {
-	return r.requestsFor(ctx, client.MatchingFields{IndexClusterLabels: "true"})
+// byManagedCluster maps a ManagedCluster whose labels or availability changed to the PlacementManifestWorks
+// with a work in its namespace, whose health it changes, and to those weighing clusters by label.
+func (r *PlacementManifestWorkReconciler) byManagedCluster(ctx context.Context, o client.Object) []reconcile.Request {
+	out := r.requestsFor(ctx, client.MatchingFields{IndexClusterLabels: "true"})
+	works := &workv1.ManifestWorkList{}
+	if err := r.List(ctx, works, client.InNamespace(o.GetName()), client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing ManifestWorks for a ManagedCluster event", "cluster", o.GetName())
+		return out
+	}
+	for i := range works.Items {
+		out = append(out, byOwnerAnnotation(ctx, &works.Items[i])...)
+	}
+	return out
+}
+
+// availabilityChanged passes ManagedCluster updates that change its Available condition's status.
+func availabilityChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			before, ok1 := e.ObjectOld.(*clusterv1.ManagedCluster)
+			after, ok2 := e.ObjectNew.(*clusterv1.ManagedCluster)
+			return ok1 && ok2 && unavailable(before) != unavailable(after)
+		},
+	}
 }
 
 func (r *PlacementManifestWorkReconciler) requestsFor(ctx context.Context, opts ...client.ListOption) []reconcile.Request {

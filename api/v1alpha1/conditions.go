@@ -2,6 +2,14 @@ package v1alpha1
 
 // Condition types of a PlacementManifestWork.
 const (
+	// ConditionReady is True when every decided cluster is available for the current generation (kstatus
+	// "Current"): the condition Flux's health checks and `kubectl wait --for=condition=Ready` gate on.
+	ConditionReady = "Ready"
+	// ConditionReconciling is True while the PlacementManifestWork is on its way to Ready (kstatus "InProgress").
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when it cannot progress without a change by the user (kstatus "Failed"): an
+	// invalid template, a missing Placement, a foreign ManifestWork in the way.
+	ConditionStalled = "Stalled"
 	// ConditionPlacementVerified is True when the Placement exists and has decided at least one cluster.
 	ConditionPlacementVerified = "PlacementVerified"
 	// ConditionManifestworkApplied is True when every decided cluster has an up-to-date ManifestWork and every
@@ -55,4 +63,36 @@ const (
 	ReasonInvalidSplitField = "InvalidSplitField"
 	// ReasonReplicasUnplaced: part of a split total cannot be placed within limitRange.max.
 	ReasonReplicasUnplaced = "ReplicasUnplaced"
+)
+
+// Reasons of the Ready, Reconciling and Stalled conditions.
+const (
+	// ReasonAllClustersAvailable: every decided cluster is available.
+	ReasonAllClustersAvailable = "AllClustersAvailable"
+	// ReasonClustersProgressing: some clusters are not yet available and none is degraded.
+	ReasonClustersProgressing = "ClustersProgressing"
+	// ReasonClustersDegraded: some clusters are degraded.
+	ReasonClustersDegraded = "ClustersDegraded"
+	// ReasonNotStalled: nothing needs the user's action.
+	ReasonNotStalled = "NotStalled"
+	// ReasonReady: the PlacementManifestWork is Ready, so it is not reconciling.
+	ReasonReady = "Ready"
+)
+
+// Reasons a cluster is not available, in status.unhealthyClusters.
+const (
+	// ReasonClusterUnavailable: the ManagedCluster's Available condition is False or Unknown.
+	ReasonClusterUnavailable = "ClusterUnavailable"
+	// ReasonWorkNotCreated: the cluster has no ManifestWork yet.
+	ReasonWorkNotCreated = "WorkNotCreated"
+	// ReasonWorkNotApplied: the agent has not yet reported Applied for the current generation.
+	ReasonWorkNotApplied = "WorkNotApplied"
+	// ReasonWorkDegraded: the agent reports Degraded=True for the ManifestWork.
+	ReasonWorkDegraded = "WorkDegraded"
+	// ReasonWorkNotAvailable: the agent has not yet found every resource on the cluster.
+	ReasonWorkNotAvailable = "WorkNotAvailable"
+	// ReasonManifestProgressing: a manifest is not yet healthy (for example replicas not yet ready).
+	ReasonManifestProgressing = "ManifestProgressing"
+	// ReasonManifestDegraded: a manifest is degraded (for example a failed Job).
+	ReasonManifestDegraded = "ManifestDegraded"
 )

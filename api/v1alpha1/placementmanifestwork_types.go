@@ -181,18 +181,24 @@ type ScoreSource struct {
 	ScoreName string `json:"scoreName"`
 }
 
-// PlacedManifestWorkSummary counts the decided clusters by the state of their ManifestWork. Every count except
-// total only counts conditions reported for the ManifestWork's current generation.
+// PlacedManifestWorkSummary counts the decided clusters by the state of their ManifestWork and workload. Only
+// what is reported for the ManifestWork's current generation counts. available, progressing and degraded
+// partition total: every decided cluster is in exactly one of them.
 type PlacedManifestWorkSummary struct {
 	// total is the number of clusters in the placement's decisions, each of which should have a ManifestWork.
 	Total int32 `json:"total"`
 	// applied is the number of clusters whose ManifestWork reports Applied=True for its current generation.
 	Applied int32 `json:"applied"`
-	// available is the number of clusters whose ManifestWork reports Available=True for its current generation.
+	// available is the number of clusters that are healthy: the ManifestWork is applied and available for its
+	// current generation, every manifest is healthy (for example a Deployment's updated and available replicas
+	// reach that cluster's share), and the ManagedCluster is available.
 	Available int32 `json:"available"`
-	// progressing is the number of clusters whose ManifestWork reports Progressing=True for its current generation.
+	// progressing is the number of clusters on their way: not available and not degraded (no ManifestWork yet,
+	// not yet applied, or workloads not yet healthy).
 	Progressing int32 `json:"progressing"`
-	// degraded is the number of clusters whose ManifestWork reports Degraded=True for its current generation.
+	// degraded is the number of clusters that need attention: the ManagedCluster is not available, the
+	// ManifestWork reports Applied=False or Degraded=True, or a manifest is degraded (for example a failed Job
+	// or a Deployment past its progress deadline).
 	Degraded int32 `json:"degraded"`
 }
 
@@ -202,7 +208,8 @@ type PlacementManifestWorkStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions describe the PlacementManifestWork: PlacementVerified, ManifestworkApplied and Distributed.
+	// conditions describe the PlacementManifestWork: Ready, Reconciling and Stalled (kstatus), PlacementVerified,
+	// ManifestworkApplied and Distributed.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -220,6 +227,68 @@ type PlacementManifestWorkStatus struct {
 	// +optional
 	// +listType=atomic
 	Splits []SplitStatus `json:"splits,omitempty"`
+
+	// manifests aggregates, per manifest of the template, its health and numeric feedback across clusters.
+	// +optional
+	// +listType=atomic
+	Manifests []ManifestSummary `json:"manifests,omitempty"`
+
+	// unhealthyClusters names, degraded first and then by name, at most 10 clusters that are not available,
+	// with the reason.
+	// +optional
+	// +listType=atomic
+	UnhealthyClusters []ClusterHealth `json:"unhealthyClusters,omitempty"`
+
+	// unhealthyClustersNotListed is how many more clusters are not available than unhealthyClusters names.
+	// +optional
+	UnhealthyClustersNotListed int32 `json:"unhealthyClustersNotListed,omitempty"`
+}
+
+// ManifestSummary aggregates one manifest of the template across the decided clusters.
+type ManifestSummary struct {
+	// name, namespace, group and kind identify the manifest.
+	Name string `json:"name"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// +optional
+	Group string `json:"group,omitempty"`
+	Kind  string `json:"kind"`
+	// healthy is the number of clusters where the manifest is healthy, by the built-in interpretation of its
+	// kind, its condition rules, or else by being applied and available.
+	Healthy int32 `json:"healthy"`
+	// progressing is the number of clusters where it is applied or being applied and not yet healthy.
+	Progressing int32 `json:"progressing"`
+	// degraded is the number of clusters where it is degraded.
+	Degraded int32 `json:"degraded"`
+	// feedback sums, per name, the integer status feedback of the manifest across clusters: for example
+	// readyReplicas of a split Deployment, to compare with its total, or succeeded and failed of a split Job.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Feedback []FeedbackSum `json:"feedback,omitempty"`
+}
+
+// FeedbackSum is the sum of one integer feedback value across clusters.
+type FeedbackSum struct {
+	// name of the value, as in the status of the manifest's kind (readyReplicas, succeeded, ...).
+	Name string `json:"name"`
+	// value is the sum across the clusters that reported it.
+	Value int64 `json:"value"`
+	// clusters is how many clusters reported it.
+	Clusters int32 `json:"clusters"`
+}
+
+// ClusterHealth says why one cluster is not available.
+type ClusterHealth struct {
+	// cluster is the ManagedCluster's name.
+	Cluster string `json:"cluster"`
+	// state is Progressing or Degraded.
+	State string `json:"state"`
+	// reason is a CamelCase reason, such as ClusterUnavailable, ApplyFailed or ProgressDeadlineExceeded.
+	Reason string `json:"reason"`
+	// message says what is wrong, naming the manifest.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // SplitStatus describes how one split manifest's total is divided. It stays small for any number of clusters:
@@ -277,9 +346,9 @@ type ClusterShare struct {
 // +kubebuilder:resource:shortName=pmw,categories=ocm
 // +kubebuilder:printcolumn:name="Placement",type=string,JSONPath=`.status.placement`
 // +kubebuilder:printcolumn:name="Clusters",type=integer,JSONPath=`.status.placedManifestWorkSummary.total`
-// +kubebuilder:printcolumn:name="Applied",type=integer,JSONPath=`.status.placedManifestWorkSummary.applied`
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.placedManifestWorkSummary.available`
 // +kubebuilder:printcolumn:name="Degraded",type=integer,JSONPath=`.status.placedManifestWorkSummary.degraded`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="has(self.spec.placementRef) || size(self.metadata.name) <= 63",message="without spec.placementRef the generated Placement takes this name, and OCM puts Placement names in a label value: use a name of at most 63 characters or set spec.placementRef"
 type PlacementManifestWork struct {

@@ -24,10 +24,14 @@ func Owner(pmw *workv1alpha1.PlacementManifestWork) types.NamespacedName {
 }
 
 // Build returns the ManifestWork pmw wants in cluster's namespace: the template's spec with the given
-// manifests, labelled and annotated as pmw's.
-func Build(pmw *workv1alpha1.PlacementManifestWork, cluster string, manifests []workv1.Manifest, shares map[string]int32) (*workv1.ManifestWork, error) {
-	spec := *pmw.Spec.ManifestWorkTemplate.DeepCopy()
-	spec.Workload.Manifests = manifests
+// manifests and manifestConfigs, labelled and annotated as pmw's.
+func Build(pmw *workv1alpha1.PlacementManifestWork, cluster string, manifests []workv1.Manifest, configs []workv1.ManifestConfigOption, shares map[string]int32) (*workv1.ManifestWork, error) {
+	spec := workv1.ManifestWorkSpec{
+		Workload:        workv1.ManifestsTemplate{Manifests: manifests},
+		DeleteOption:    pmw.Spec.ManifestWorkTemplate.DeleteOption.DeepCopy(),
+		ManifestConfigs: configs,
+		Executor:        pmw.Spec.ManifestWorkTemplate.Executor.DeepCopy(),
+	}
 	hash, err := SpecHash(&spec)
 	if err != nil {
 		return nil, err

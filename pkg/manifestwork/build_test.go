@@ -31,7 +31,7 @@ func manifests(raw ...string) []workv1.Manifest {
 
 func TestBuild(t *testing.T) {
 	pmw := testPMW()
-	w, err := Build(pmw, "cluster1", manifests(`{"kind":"ConfigMap"}`), map[string]int32{"Deployment.apps default/web .spec.replicas": 2})
+	w, err := Build(pmw, "cluster1", manifests(`{"kind":"ConfigMap"}`), nil, map[string]int32{"Deployment.apps default/web .spec.replicas": 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,11 +60,11 @@ func TestBuild(t *testing.T) {
 
 func TestUpToDate(t *testing.T) {
 	pmw := testPMW()
-	desired, err := Build(pmw, "c", manifests(`{"kind":"ConfigMap","data":{"a":"1"}}`), nil)
+	desired, err := Build(pmw, "c", manifests(`{"kind":"ConfigMap","data":{"a":"1"}}`), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed, err := Build(pmw, "c", manifests(`{"kind":"ConfigMap","data":{"a":"2"}}`), nil)
+	changed, err := Build(pmw, "c", manifests(`{"kind":"ConfigMap","data":{"a":"2"}}`), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestUpToDate(t *testing.T) {
 
 func TestOwnership(t *testing.T) {
 	pmw := testPMW()
-	own, err := Build(pmw, "c", nil, nil)
+	own, err := Build(pmw, "c", nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/split"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
@@ -42,6 +43,9 @@ type Problem struct {
 type Plan struct {
 	// Manifests holds, per decided cluster, the manifests of its ManifestWork.
 	Manifests map[string][]workv1.Manifest
+	// ManifestConfigs are the manifestConfigs of every ManifestWork: the template's, with the status feedback
+	// rules the manager needs to judge health added.
+	ManifestConfigs []workv1.ManifestConfigOption
 	// Shares holds, per decided cluster, its share of every split manifest, keyed by SplitKey.
 	Shares map[string]map[string]int32
 	// Splits describes each split manifest's division.
@@ -63,14 +67,23 @@ func SplitKey(m template.Manifest, fieldPath string) string {
 	return m.ID() + " " + fieldPath
 }
 
-// Compute plans the ManifestWorks of pmw for the input's clusters.
-func Compute(pmw *workv1alpha1.PlacementManifestWork, in Input) (*Plan, error) {
+// ParseTemplate decodes the template's manifests; a manifest that is not an object is an InvalidError.
+func ParseTemplate(pmw *workv1alpha1.PlacementManifestWork) ([]template.Manifest, error) {
 	manifests, err := template.Parse(pmw.Spec.ManifestWorkTemplate.Workload.Manifests)
 	if err != nil {
-		return nil, &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: err.Error()}
+		return nil, &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: err.Error() + "; the ManifestWorks already delivered are kept"}
 	}
+	return manifests, nil
+}
+
+// Compute plans the ManifestWorks of pmw, whose template decodes to manifests, for the input's clusters.
+func Compute(pmw *workv1alpha1.PlacementManifestWork, manifests []template.Manifest, in Input) (*Plan, error) {
 	strategies, strategyProblems := template.MatchStrategies(manifests, pmw.Spec.DistributionStrategy)
-	plan := &Plan{Manifests: map[string][]workv1.Manifest{}, Shares: map[string]map[string]int32{}}
+	plan := &Plan{
+		Manifests:       map[string][]workv1.Manifest{},
+		Shares:          map[string]map[string]int32{},
+		ManifestConfigs: health.ManifestConfigs(manifests, pmw.Spec.ManifestWorkTemplate.ManifestConfigs),
+	}
 	for _, p := range strategyProblems {
 		plan.Problems = append(plan.Problems, Problem{Reason: p.Reason, Message: p.Message})
 	}

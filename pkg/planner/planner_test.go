@@ -15,8 +15,8 @@ import (
 )
 
 const (
-	configMap  = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg","namespace":"default"},"data":{"k":"v"}}`
-	webKey     = "Deployment.apps default/web .spec.replicas"
+	configMap = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg","namespace":"default"},"data":{"k":"v"}}`
+	webKey    = "Deployment.apps default/web .spec.replicas"
 )
 
 func pmw(replicas int, strategies ...workv1alpha1.DistributionStrategy) *workv1alpha1.PlacementManifestWork {
@@ -118,7 +118,11 @@ func TestCompute(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			plan, err := Compute(tc.pmw, tc.in)
+			manifests, err := ParseTemplate(tc.pmw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := Compute(tc.pmw, manifests, tc.in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +163,10 @@ func TestComputeInvalid(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := Compute(tc.pmw, Input{Clusters: []string{"c1"}})
+			manifests, err := ParseTemplate(tc.pmw)
+			if err == nil {
+				_, err = Compute(tc.pmw, manifests, Input{Clusters: []string{"c1"}})
+			}
 			var invalid *InvalidError
 			if !errors.As(err, &invalid) || invalid.Reason != tc.wantReason {
 				t.Fatalf("Compute error = %v, want an InvalidError with reason %s", err, tc.wantReason)
@@ -173,7 +180,12 @@ func TestSplitStatusIsBounded(t *testing.T) {
 	for i := 0; i < 1000; i++ {
 		clusters = append(clusters, "cluster-"+string(rune('a'+i%26))+string(rune('a'+i/26%26))+string(rune('a'+i/676)))
 	}
-	plan, err := Compute(pmw(1500, splitEntry(workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance})), Input{Clusters: clusters})
+	p := pmw(1500, splitEntry(workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}))
+	manifests, err := ParseTemplate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Compute(p, manifests, Input{Clusters: clusters})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,61 +1,109 @@
-// Package status rolls the ManifestWorks of a PlacementManifestWork up into its summary and conditions.
+// Package status rolls the health of every decided cluster up into a PlacementManifestWork's summary,
+// per-manifest aggregates and list of unhealthy clusters.
 package status
 
 import (
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	workv1 "open-cluster-management.io/api/work/v1"
+	"sort"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
 
-// WorkState is what one cluster's ManifestWork reports for its current generation.
-type WorkState struct {
-	Applied, AppliedFalse, Available, Progressing, Degraded bool
+// MaxUnhealthyListed bounds status.unhealthyClusters, so status stays small for thousands of clusters.
+const MaxUnhealthyListed = 10
+
+// ClusterOutcome is the health of one decided cluster.
+type ClusterOutcome struct {
+	Cluster string
+	health.ClusterResult
 }
 
-// currentCondition returns the condition of type t only when it was reported for the work's current generation.
-func currentCondition(work *workv1.ManifestWork, t string) *metav1.Condition {
-	c := meta.FindStatusCondition(work.Status.Conditions, t)
-	if c == nil || c.ObservedGeneration != work.Generation {
-		return nil
-	}
-	return c
+// Rollup is the aggregated part of a PlacementManifestWork's status.
+type Rollup struct {
+	Summary            workv1alpha1.PlacedManifestWorkSummary
+	Manifests          []workv1alpha1.ManifestSummary
+	Unhealthy          []workv1alpha1.ClusterHealth
+	UnhealthyNotListed int32
 }
 
-// StateOf reads a ManifestWork's conditions, ignoring those of an older generation.
-func StateOf(work *workv1.ManifestWork) WorkState {
-	is := func(t string, s metav1.ConditionStatus) bool {
-		c := currentCondition(work, t)
-		return c != nil && c.Status == s
-	}
-	return WorkState{
-		Applied:      is(workv1.WorkApplied, metav1.ConditionTrue),
-		AppliedFalse: is(workv1.WorkApplied, metav1.ConditionFalse),
-		Available:    is(workv1.WorkAvailable, metav1.ConditionTrue),
-		Progressing:  is(workv1.WorkProgressing, metav1.ConditionTrue),
-		Degraded:     is(workv1.WorkDegraded, metav1.ConditionTrue),
-	}
-}
+// notSummed are feedback values whose sum across clusters means nothing.
+var notSummed = map[string]bool{health.Generation: true, health.ObservedGeneration: true}
 
-// Summarize counts the decided clusters by the state of their ManifestWork. works holds the current
-// ManifestWork of each decided cluster that has one; total is the number of decided clusters.
-func Summarize(total int, works []*workv1.ManifestWork) workv1alpha1.PlacedManifestWorkSummary {
-	s := workv1alpha1.PlacedManifestWorkSummary{Total: int32(total)}
-	for _, w := range works {
-		st := StateOf(w)
-		if st.Applied {
-			s.Applied++
+// Aggregate rolls the outcomes of the decided clusters up. manifests are the template's manifests.
+func Aggregate(outcomes []ClusterOutcome, manifests []template.Manifest) Rollup {
+	r := Rollup{Summary: workv1alpha1.PlacedManifestWorkSummary{Total: int32(len(outcomes))}}
+	r.Manifests = make([]workv1alpha1.ManifestSummary, len(manifests))
+	sums := make([]map[string]*workv1alpha1.FeedbackSum, len(manifests))
+	for i, m := range manifests {
+		r.Manifests[i] = workv1alpha1.ManifestSummary{
+			Name: m.Object.GetName(), Namespace: m.Object.GetNamespace(), Group: m.GVK.Group, Kind: m.GVK.Kind,
 		}
-		if st.Available {
-			s.Available++
+		sums[i] = map[string]*workv1alpha1.FeedbackSum{}
+	}
+
+	var unhealthy []workv1alpha1.ClusterHealth
+	for _, o := range outcomes {
+		if o.Applied {
+			r.Summary.Applied++
 		}
-		if st.Progressing {
-			s.Progressing++
+		switch o.State {
+		case health.Healthy:
+			r.Summary.Available++
+		case health.Degraded:
+			r.Summary.Degraded++
+		default:
+			r.Summary.Progressing++
 		}
-		if st.Degraded {
-			s.Degraded++
+		if o.State != health.Healthy {
+			unhealthy = append(unhealthy, workv1alpha1.ClusterHealth{Cluster: o.Cluster, State: string(o.State), Reason: o.Reason, Message: o.Message})
+		}
+		for i := range manifests {
+			ms := &r.Manifests[i]
+			if i >= len(o.Manifests) {
+				ms.Progressing++
+				continue
+			}
+			switch o.Manifests[i].State {
+			case health.Healthy:
+				ms.Healthy++
+			case health.Degraded:
+				ms.Degraded++
+			default:
+				ms.Progressing++
+			}
+			for name, v := range o.Manifests[i].Feedback {
+				if v.Integer == nil || notSummed[name] {
+					continue
+				}
+				s, ok := sums[i][name]
+				if !ok {
+					s = &workv1alpha1.FeedbackSum{Name: name}
+					sums[i][name] = s
+				}
+				s.Value += *v.Integer
+				s.Clusters++
+			}
 		}
 	}
-	return s
+	for i := range manifests {
+		for _, s := range sums[i] {
+			r.Manifests[i].Feedback = append(r.Manifests[i].Feedback, *s)
+		}
+		sort.Slice(r.Manifests[i].Feedback, func(a, b int) bool { return r.Manifests[i].Feedback[a].Name < r.Manifests[i].Feedback[b].Name })
+	}
+
+	sort.Slice(unhealthy, func(a, b int) bool {
+		da, db := unhealthy[a].State == string(health.Degraded), unhealthy[b].State == string(health.Degraded)
+		if da != db {
+			return da
+		}
+		return unhealthy[a].Cluster < unhealthy[b].Cluster
+	})
+	if len(unhealthy) > MaxUnhealthyListed {
+		r.UnhealthyNotListed = int32(len(unhealthy) - MaxUnhealthyListed)
+		unhealthy = unhealthy[:MaxUnhealthyListed]
+	}
+	r.Unhealthy = unhealthy
+	return r
 }

@@ -1,55 +1,72 @@
 package status
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
 
-// work is a ManifestWork of the given generation whose conditions were each reported for generation observed.
-func work(generation, observed int64, conds map[string]metav1.ConditionStatus) *workv1.ManifestWork {
-	w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Generation: generation}}
-	for t, s := range conds {
-		w.Status.Conditions = append(w.Status.Conditions, metav1.Condition{Type: t, Status: s, ObservedGeneration: observed})
-	}
-	return w
+func integer(n int64) workv1.FieldValue { return workv1.FieldValue{Type: workv1.Integer, Integer: &n} }
+
+func outcome(cluster string, state health.State, reason string, applied bool, manifests ...health.ManifestResult) ClusterOutcome {
+	return ClusterOutcome{Cluster: cluster, ClusterResult: health.ClusterResult{
+		Verdict: health.Verdict{State: state, Reason: reason, Message: reason + " on " + cluster}, Applied: applied, Manifests: manifests,
+	}}
 }
 
-func TestSummarize(t *testing.T) {
-	T, F := metav1.ConditionTrue, metav1.ConditionFalse
-	cases := map[string]struct {
-		total int
-		works []*workv1.ManifestWork
-		want  workv1alpha1.PlacedManifestWorkSummary
-	}{
-		"no works yet": {total: 3, want: workv1alpha1.PlacedManifestWorkSummary{Total: 3}},
-		"each condition counted": {
-			total: 3,
-			works: []*workv1.ManifestWork{
-				work(1, 1, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T}),
-				work(1, 1, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkProgressing: T}),
-				work(1, 1, map[string]metav1.ConditionStatus{workv1.WorkApplied: F, workv1.WorkDegraded: T}),
-			},
-			want: workv1alpha1.PlacedManifestWorkSummary{Total: 3, Applied: 2, Available: 1, Progressing: 1, Degraded: 1},
-		},
-		"conditions of an older generation do not count": {
-			total: 2,
-			works: []*workv1.ManifestWork{
-				work(2, 1, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T, workv1.WorkDegraded: T}),
-				work(2, 2, map[string]metav1.ConditionStatus{workv1.WorkApplied: T}),
-			},
-			want: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 1},
+func TestAggregate(t *testing.T) {
+	manifests, err := template.Parse([]workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(
+		`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"}}`)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep := func(state health.State, ready int64) health.ManifestResult {
+		return health.ManifestResult{Verdict: health.Verdict{State: state}, Feedback: health.Feedback{
+			health.ReadyReplicas: integer(ready), health.Generation: integer(4),
+		}}
+	}
+	got := Aggregate([]ClusterOutcome{
+		outcome("c1", health.Healthy, "", true, dep(health.Healthy, 2)),
+		outcome("c2", health.Progressing, workv1alpha1.ReasonManifestProgressing, true, dep(health.Progressing, 1)),
+		outcome("c3", health.Degraded, workv1alpha1.ReasonClusterUnavailable, false),
+		outcome("c0", health.Progressing, workv1alpha1.ReasonWorkNotCreated, false),
+	}, manifests)
+
+	want := Rollup{
+		Summary: workv1alpha1.PlacedManifestWorkSummary{Total: 4, Applied: 2, Available: 1, Progressing: 2, Degraded: 1},
+		Manifests: []workv1alpha1.ManifestSummary{{
+			Name: "web", Namespace: "default", Group: "apps", Kind: "Deployment",
+			Healthy: 1, Progressing: 3,
+			Feedback: []workv1alpha1.FeedbackSum{{Name: health.ReadyReplicas, Value: 3, Clusters: 2}},
+		}},
+		Unhealthy: []workv1alpha1.ClusterHealth{
+			{Cluster: "c3", State: "Degraded", Reason: workv1alpha1.ReasonClusterUnavailable, Message: "ClusterUnavailable on c3"},
+			{Cluster: "c0", State: "Progressing", Reason: workv1alpha1.ReasonWorkNotCreated, Message: "WorkNotCreated on c0"},
+			{Cluster: "c2", State: "Progressing", Reason: workv1alpha1.ReasonManifestProgressing, Message: "ManifestProgressing on c2"},
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, Summarize(tc.total, tc.works)); diff != "" {
-				t.Errorf("Summarize (-want +got):\n%s", diff)
-			}
-		})
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Aggregate (-want +got):\n%s", diff)
+	}
+}
+
+func TestAggregateBoundsUnhealthyClusters(t *testing.T) {
+	var outcomes []ClusterOutcome
+	for i := 0; i < 5000; i++ {
+		outcomes = append(outcomes, outcome(fmt.Sprintf("c%04d", i), health.Progressing, "R", false))
+	}
+	got := Aggregate(outcomes, nil)
+	if len(got.Unhealthy) != MaxUnhealthyListed || got.UnhealthyNotListed != 5000-MaxUnhealthyListed {
+		t.Errorf("listed %d and %d not listed, want %d and %d", len(got.Unhealthy), got.UnhealthyNotListed, MaxUnhealthyListed, 5000-MaxUnhealthyListed)
+	}
+	if got.Summary.Progressing != 5000 || got.Summary.Total != 5000 {
+		t.Errorf("summary %+v", got.Summary)
 	}
 }

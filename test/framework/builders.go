@@ -116,7 +116,7 @@ func SetDecisions(d *clusterv1beta1.PlacementDecision, clusters ...string) {
 }
 
 // WorkConditions sets the agent's conditions on a ManifestWork for its current generation, as OCM's work
-// agent reports them.
+// agent reports them, and gives every manifest the work's Applied and Available conditions.
 func WorkConditions(w *workv1.ManifestWork, status map[string]metav1.ConditionStatus) {
 	for t, s := range status {
 		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{
@@ -124,4 +124,53 @@ func WorkConditions(w *workv1.ManifestWork, status map[string]metav1.ConditionSt
 			ObservedGeneration: w.Generation,
 		})
 	}
+	for i := range w.Spec.Workload.Manifests {
+		mc := manifestCondition(w, i)
+		for _, t := range []string{workv1.WorkApplied, workv1.WorkAvailable} {
+			if s, ok := status[t]; ok {
+				meta.SetStatusCondition(&mc.Conditions, metav1.Condition{Type: t, Status: s, Reason: "Test", ObservedGeneration: w.Generation})
+			}
+		}
+	}
+}
+
+// Feedback sets the status feedback of the manifest at ordinal, as the agent reports it: integers, strings
+// and booleans by name.
+func Feedback(w *workv1.ManifestWork, ordinal int, values map[string]any) {
+	mc := manifestCondition(w, ordinal)
+	mc.StatusFeedbacks.Values = nil
+	for name, v := range values {
+		fv := workv1.FeedbackValue{Name: name}
+		switch x := v.(type) {
+		case int:
+			n := int64(x)
+			fv.Value = workv1.FieldValue{Type: workv1.Integer, Integer: &n}
+		case string:
+			fv.Value = workv1.FieldValue{Type: workv1.String, String: &x}
+		case bool:
+			fv.Value = workv1.FieldValue{Type: workv1.Boolean, Boolean: &x}
+		default:
+			panic("unsupported feedback value type")
+		}
+		mc.StatusFeedbacks.Values = append(mc.StatusFeedbacks.Values, fv)
+	}
+}
+
+// manifestCondition returns the status entry of the manifest at ordinal, adding it when missing.
+func manifestCondition(w *workv1.ManifestWork, ordinal int) *workv1.ManifestCondition {
+	for i := range w.Status.ResourceStatus.Manifests {
+		if w.Status.ResourceStatus.Manifests[i].ResourceMeta.Ordinal == int32(ordinal) {
+			return &w.Status.ResourceStatus.Manifests[i]
+		}
+	}
+	obj := map[string]any{}
+	_ = json.Unmarshal(w.Spec.Workload.Manifests[ordinal].Raw, &obj)
+	md, _ := obj["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	namespace, _ := md["namespace"].(string)
+	kind, _ := obj["kind"].(string)
+	w.Status.ResourceStatus.Manifests = append(w.Status.ResourceStatus.Manifests, workv1.ManifestCondition{
+		ResourceMeta: workv1.ManifestResourceMeta{Ordinal: int32(ordinal), Kind: kind, Name: name, Namespace: namespace},
+	})
+	return &w.Status.ResourceStatus.Manifests[len(w.Status.ResourceStatus.Manifests)-1]
 }

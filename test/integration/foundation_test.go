@@ -328,7 +328,7 @@ var _ = Describe("PlacementManifestWork", func() {
 					g.Expect(string(w.Spec.Workload.Manifests[0].Raw)).To(ContainSubstring(`"v":"2"`))
 					g.Expect(w.Generation).To(BeEquivalentTo(2))
 				}
-				g.Expect(summary(g, pmw)).To(Equal(workv1alpha1.PlacedManifestWorkSummary{Total: 3}))
+				g.Expect(summary(g, pmw)).To(Equal(workv1alpha1.PlacedManifestWorkSummary{Total: 3, Progressing: 3}))
 			}, timeout, interval).Should(Succeed())
 
 			for _, c := range clusters {

@@ -1,0 +1,79 @@
+package controllers
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+)
+
+// Event reasons.
+const (
+	EventDegraded  = "Degraded"
+	EventRecovered = "Recovered"
+	EventReady     = "Ready"
+)
+
+// Event is one event to record on a PlacementManifestWork.
+type Event struct {
+	Type, Reason, Message string
+}
+
+// failureReasons are condition reasons that are failures worth an event when a condition enters them.
+var failureReasons = map[string]bool{
+	workv1alpha1.ReasonPlacementNotFound:            true,
+	workv1alpha1.ReasonManifestWorkConflict:         true,
+	workv1alpha1.ReasonWriteFailed:                  true,
+	workv1alpha1.ReasonInvalidTemplate:              true,
+	workv1alpha1.ReasonInvalidSplitField:            true,
+	workv1alpha1.ReasonApplyFailed:                  true,
+	workv1alpha1.ReasonReplicasUnplaced:             true,
+	workv1alpha1.ReasonStrategyMatchesNoManifest:    true,
+	workv1alpha1.ReasonStrategyMatchesManyManifests: true,
+}
+
+// Events compares the old and new status and returns the events the change deserves: a warning when a
+// condition enters a failure reason, and the transitions into and out of degraded and into Ready. Nothing is
+// repeated while the state stays the same.
+func Events(old, updated *workv1alpha1.PlacementManifestWorkStatus) []Event {
+	var out []Event
+	for _, t := range []string{workv1alpha1.ConditionPlacementVerified, workv1alpha1.ConditionManifestworkApplied, workv1alpha1.ConditionDistributed} {
+		n := meta.FindStatusCondition(updated.Conditions, t)
+		if n == nil || n.Status == metav1.ConditionTrue || !failureReasons[n.Reason] {
+			continue
+		}
+		if o := meta.FindStatusCondition(old.Conditions, t); o != nil && o.Reason == n.Reason && o.Status == n.Status {
+			continue
+		}
+		out = append(out, Event{Type: corev1.EventTypeWarning, Reason: n.Reason, Message: n.Message})
+	}
+	was, is := old.PlacedManifestWorkSummary.Degraded, updated.PlacedManifestWorkSummary.Degraded
+	switch {
+	case was == 0 && is > 0:
+		msg := fmt.Sprintf("%d of %d clusters are degraded", is, updated.PlacedManifestWorkSummary.Total)
+		if len(updated.UnhealthyClusters) > 0 && updated.UnhealthyClusters[0].State == "Degraded" {
+			u := updated.UnhealthyClusters[0]
+			msg += fmt.Sprintf(", for example %s: %s: %s", u.Cluster, u.Reason, u.Message)
+		}
+		out = append(out, Event{Type: corev1.EventTypeWarning, Reason: EventDegraded, Message: msg})
+	case was > 0 && is == 0:
+		out = append(out, Event{Type: corev1.EventTypeNormal, Reason: EventRecovered, Message: "No cluster is degraded any more"})
+	}
+	if !meta.IsStatusConditionTrue(old.Conditions, workv1alpha1.ConditionReady) && meta.IsStatusConditionTrue(updated.Conditions, workv1alpha1.ConditionReady) {
+		out = append(out, Event{Type: corev1.EventTypeNormal, Reason: EventReady, Message: meta.FindStatusCondition(updated.Conditions, workv1alpha1.ConditionReady).Message})
+	}
+	return out
+}
+
+// record emits the events of a status change.
+func (r *PlacementManifestWorkReconciler) record(pmw *workv1alpha1.PlacementManifestWork, old, updated *workv1alpha1.PlacementManifestWorkStatus) {
+	if r.Recorder == nil {
+		return
+	}
+	for _, e := range Events(old, updated) {
+		r.Recorder.Eventf(pmw, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+	}
+}

@@ -1,0 +1,105 @@
+package controllers
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+)
+
+func TestReadiness(t *testing.T) {
+	decided := []string{"c1", "c2"}
+	cases := map[string]struct {
+		obs                 observation
+		summary             workv1alpha1.PlacedManifestWorkSummary
+		ready, recon, stall metav1.ConditionStatus
+		reason              string
+	}{
+		"all available": {
+			obs: observation{placementFound: true, clusters: decided}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Available: 2},
+			ready: metav1.ConditionTrue, recon: metav1.ConditionFalse, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonAllClustersAvailable,
+		},
+		"progressing": {
+			obs: observation{placementFound: true, clusters: decided}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Available: 1, Progressing: 1},
+			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonClustersProgressing,
+		},
+		"degraded": {
+			obs: observation{placementFound: true, clusters: decided}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Available: 1, Degraded: 1},
+			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonClustersDegraded,
+		},
+		"no clusters decided": {
+			obs:   observation{placementFound: true},
+			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonPlacementDecisionEmpty,
+		},
+		"write errors": {
+			obs: observation{placementFound: true, clusters: decided, writeErrors: []error{errors.New("boom")}}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Available: 2},
+			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonWriteFailed,
+		},
+		"invalid template stalls": {
+			obs:   observation{placementFound: true, clusters: decided, invalid: &planner.InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: "bad"}},
+			ready: metav1.ConditionFalse, recon: metav1.ConditionFalse, stall: metav1.ConditionTrue, reason: workv1alpha1.ReasonInvalidTemplate,
+		},
+		"missing placement stalls": {
+			obs:   observation{placementName: "p"},
+			ready: metav1.ConditionFalse, recon: metav1.ConditionFalse, stall: metav1.ConditionTrue, reason: workv1alpha1.ReasonPlacementNotFound,
+		},
+		"foreign work stalls": {
+			obs:   observation{placementFound: true, clusters: decided, conflicts: []string{"c2"}},
+			ready: metav1.ConditionFalse, recon: metav1.ConditionFalse, stall: metav1.ConditionTrue, reason: workv1alpha1.ReasonManifestWorkConflict,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ready, recon, stall := readiness(&tc.obs, tc.summary)
+			got := []metav1.ConditionStatus{ready.Status, recon.Status, stall.Status}
+			if diff := cmp.Diff([]metav1.ConditionStatus{tc.ready, tc.recon, tc.stall}, got); diff != "" {
+				t.Errorf("Ready, Reconciling, Stalled (-want +got):\n%s", diff)
+			}
+			if ready.Reason != tc.reason {
+				t.Errorf("Ready reason = %s, want %s", ready.Reason, tc.reason)
+			}
+		})
+	}
+}
+
+func TestEvents(t *testing.T) {
+	cond := func(t, reason string, s metav1.ConditionStatus) metav1.Condition {
+		return metav1.Condition{Type: t, Status: s, Reason: reason, Message: reason}
+	}
+	status := func(degraded int32, conds ...metav1.Condition) *workv1alpha1.PlacementManifestWorkStatus {
+		st := &workv1alpha1.PlacementManifestWorkStatus{PlacedManifestWorkSummary: workv1alpha1.PlacedManifestWorkSummary{Total: 3, Degraded: degraded}}
+		for _, c := range conds {
+			meta.SetStatusCondition(&st.Conditions, c)
+		}
+		return st
+	}
+	conflict := cond(workv1alpha1.ConditionManifestworkApplied, workv1alpha1.ReasonManifestWorkConflict, metav1.ConditionFalse)
+	ready := cond(workv1alpha1.ConditionReady, workv1alpha1.ReasonAllClustersAvailable, metav1.ConditionTrue)
+	cases := map[string]struct {
+		old, updated *workv1alpha1.PlacementManifestWorkStatus
+		want         []string
+	}{
+		"nothing changed":       {old: status(0), updated: status(0)},
+		"enters a failure":      {old: status(0), updated: status(0, conflict), want: []string{workv1alpha1.ReasonManifestWorkConflict}},
+		"stays in a failure":    {old: status(0, conflict), updated: status(0, conflict)},
+		"becomes degraded":      {old: status(0), updated: status(2), want: []string{EventDegraded}},
+		"stays degraded":        {old: status(1), updated: status(2)},
+		"recovers and is ready": {old: status(1), updated: status(0, ready), want: []string{EventRecovered, EventReady}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, e := range Events(tc.old, tc.updated) {
+				got = append(got, e.Reason)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,112 @@
+package health
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+)
+
+// ClusterInput is what is known of one decided cluster.
+type ClusterInput struct {
+	// Work is the cluster's ManifestWork; nil when it has none yet.
+	Work *workv1.ManifestWork
+	// Unavailable, when not empty, says why the ManagedCluster is not available.
+	Unavailable string
+	// Manifests are the template's manifests with, per index, what to interpret them by on this cluster.
+	Manifests []ManifestInput
+}
+
+// ClusterResult is the health of a cluster and of each of its manifests.
+type ClusterResult struct {
+	Verdict
+	// Applied is true when the work reports Applied=True for its current generation.
+	Applied bool
+	// Manifests holds, per manifest index, its verdict and feedback; nil before the work is applied.
+	Manifests []ManifestResult
+}
+
+// ManifestResult is one manifest's health and feedback on one cluster.
+type ManifestResult struct {
+	Verdict
+	Feedback Feedback
+}
+
+// Cluster decides the health of one cluster: degraded when the ManagedCluster is unavailable, the work is not
+// applied or degraded, or a manifest is degraded; healthy when the work is applied and available for its
+// current generation and every manifest is healthy; progressing otherwise. Only conditions of the work's
+// current generation count.
+func Cluster(in ClusterInput) ClusterResult {
+	if in.Work == nil {
+		if in.Unavailable != "" {
+			return ClusterResult{Verdict: Verdict{State: Degraded, Reason: workv1alpha1.ReasonClusterUnavailable, Message: in.Unavailable}}
+		}
+		return ClusterResult{Verdict: progressing(workv1alpha1.ReasonWorkNotCreated, "no ManifestWork yet")}
+	}
+	w := in.Work
+	current := func(t string) *metav1.Condition {
+		c := meta.FindStatusCondition(w.Status.Conditions, t)
+		if c == nil || c.ObservedGeneration != w.Generation {
+			return nil
+		}
+		return c
+	}
+	is := func(t string, s metav1.ConditionStatus) bool { c := current(t); return c != nil && c.Status == s }
+	res := ClusterResult{Applied: is(workv1.WorkApplied, metav1.ConditionTrue)}
+	if res.Applied {
+		res.Manifests = manifests(in)
+	}
+	switch {
+	case in.Unavailable != "":
+		res.Verdict = Verdict{State: Degraded, Reason: workv1alpha1.ReasonClusterUnavailable, Message: in.Unavailable}
+	case is(workv1.WorkApplied, metav1.ConditionFalse):
+		res.Verdict = degraded(workv1alpha1.ReasonApplyFailed, "not applied: %s", current(workv1.WorkApplied).Message)
+	case is(workv1.WorkDegraded, metav1.ConditionTrue):
+		res.Verdict = degraded(workv1alpha1.ReasonWorkDegraded, "%s", current(workv1.WorkDegraded).Message)
+	case !res.Applied:
+		res.Verdict = progressing(workv1alpha1.ReasonWorkNotApplied, "generation %d not yet applied by the agent", w.Generation)
+	default:
+		res.Verdict = worst(res.Manifests)
+		if res.State == Healthy && !is(workv1.WorkAvailable, metav1.ConditionTrue) {
+			res.Verdict = progressing(workv1alpha1.ReasonWorkNotAvailable, "the agent has not yet found every resource")
+		}
+	}
+	return res
+}
+
+func manifests(in ClusterInput) []ManifestResult {
+	byOrdinal := make(map[int32]*workv1.ManifestCondition, len(in.Work.Status.ResourceStatus.Manifests))
+	for i := range in.Work.Status.ResourceStatus.Manifests {
+		mc := &in.Work.Status.ResourceStatus.Manifests[i]
+		byOrdinal[mc.ResourceMeta.Ordinal] = mc
+	}
+	out := make([]ManifestResult, len(in.Manifests))
+	for i, m := range in.Manifests {
+		m.Status = byOrdinal[int32(i)]
+		out[i].Verdict = Manifest(m)
+		if m.Status != nil {
+			out[i].Feedback = FeedbackOf(m.Status.StatusFeedbacks.Values)
+		}
+	}
+	return out
+}
+
+// worst is the first degraded manifest's verdict, else the first progressing one's, else healthy.
+func worst(ms []ManifestResult) Verdict {
+	var first *Verdict
+	for i := range ms {
+		switch ms[i].State {
+		case Degraded:
+			return Verdict{State: Degraded, Reason: workv1alpha1.ReasonManifestDegraded, Message: ms[i].Message}
+		case Progressing:
+			if first == nil {
+				first = &ms[i].Verdict
+			}
+		}
+	}
+	if first != nil {
+		return Verdict{State: Progressing, Reason: workv1alpha1.ReasonManifestProgressing, Message: first.Message}
+	}
+	return healthy()
+}

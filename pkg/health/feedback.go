@@ -1,0 +1,190 @@
+// Package health decides whether a manifest, and so a cluster, is healthy from what OCM's work agent reports:
+// the status feedback the manager asks for on the kinds people deploy most, the conditions of the user's own
+// condition rules, or else the agent's Applied and Available conditions.
+package health
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
+)
+
+// FeedbackPrefix starts the name of every feedback value the manager asks for, so they never clash with the
+// names of the user's own feedback rules.
+const FeedbackPrefix = "pmw."
+
+// Names of the feedback values, without FeedbackPrefix. They are the field names of the kinds' status.
+const (
+	Generation             = "generation"
+	ObservedGeneration     = "observedGeneration"
+	Replicas               = "replicas"
+	ReadyReplicas          = "readyReplicas"
+	AvailableReplicas      = "availableReplicas"
+	UpdatedReplicas        = "updatedReplicas"
+	ProgressingReason      = "progressingReason"
+	ReplicaFailure         = "replicaFailure"
+	DesiredNumberScheduled = "desiredNumberScheduled"
+	NumberReady            = "numberReady"
+	NumberAvailable        = "numberAvailable"
+	UpdatedNumberScheduled = "updatedNumberScheduled"
+	Active                 = "active"
+	Succeeded              = "succeeded"
+	Failed                 = "failed"
+	Complete               = "complete"
+	FailedCondition        = "failedCondition"
+	Phase                  = "phase"
+	Ready                  = "ready"
+	IngressIP              = "ingressIP"
+	IngressHostname        = "ingressHostname"
+)
+
+type kindRule struct {
+	resource string
+	paths    []workv1.JsonPath
+}
+
+func path(name, p string) workv1.JsonPath {
+	return workv1.JsonPath{Name: FeedbackPrefix + name, Path: p}
+}
+
+func conditionField(condition, field string) string {
+	return `.status.conditions[?(@.type=="` + condition + `")].` + field
+}
+
+var generations = []workv1.JsonPath{
+	path(Generation, ".metadata.generation"),
+	path(ObservedGeneration, ".status.observedGeneration"),
+}
+
+// rules are the feedback the manager asks for per kind. Paths are evaluated by the agent against the whole
+// object, so generation and observedGeneration can be compared.
+var rules = map[schema.GroupKind]kindRule{
+	{Group: "apps", Kind: "Deployment"}: {resource: "deployments", paths: append([]workv1.JsonPath{
+		path(Replicas, ".status.replicas"),
+		path(ReadyReplicas, ".status.readyReplicas"),
+		path(AvailableReplicas, ".status.availableReplicas"),
+		path(UpdatedReplicas, ".status.updatedReplicas"),
+		path(ProgressingReason, conditionField("Progressing", "reason")),
+	}, generations...)},
+	{Group: "apps", Kind: "StatefulSet"}: {resource: "statefulsets", paths: append([]workv1.JsonPath{
+		path(Replicas, ".status.replicas"),
+		path(ReadyReplicas, ".status.readyReplicas"),
+		path(AvailableReplicas, ".status.availableReplicas"),
+		path(UpdatedReplicas, ".status.updatedReplicas"),
+	}, generations...)},
+	{Group: "apps", Kind: "ReplicaSet"}: {resource: "replicasets", paths: append([]workv1.JsonPath{
+		path(Replicas, ".status.replicas"),
+		path(ReadyReplicas, ".status.readyReplicas"),
+		path(AvailableReplicas, ".status.availableReplicas"),
+		path(ReplicaFailure, conditionField("ReplicaFailure", "status")),
+	}, generations...)},
+	{Group: "apps", Kind: "DaemonSet"}: {resource: "daemonsets", paths: append([]workv1.JsonPath{
+		path(DesiredNumberScheduled, ".status.desiredNumberScheduled"),
+		path(NumberReady, ".status.numberReady"),
+		path(NumberAvailable, ".status.numberAvailable"),
+		path(UpdatedNumberScheduled, ".status.updatedNumberScheduled"),
+	}, generations...)},
+	{Group: "batch", Kind: "Job"}: {resource: "jobs", paths: []workv1.JsonPath{
+		path(Active, ".status.active"),
+		path(Succeeded, ".status.succeeded"),
+		path(Failed, ".status.failed"),
+		path(Complete, conditionField("Complete", "status")),
+		path(FailedCondition, conditionField("Failed", "status")),
+	}},
+	{Group: "", Kind: "Pod"}: {resource: "pods", paths: []workv1.JsonPath{
+		path(Phase, ".status.phase"),
+		path(Ready, conditionField("Ready", "status")),
+	}},
+	{Group: "", Kind: "PersistentVolumeClaim"}: {resource: "persistentvolumeclaims", paths: []workv1.JsonPath{
+		path(Phase, ".status.phase"),
+	}},
+	{Group: "", Kind: "Service"}: {resource: "services", paths: []workv1.JsonPath{
+		path(IngressIP, ".status.loadBalancer.ingress[0].ip"),
+		path(IngressHostname, ".status.loadBalancer.ingress[0].hostname"),
+	}},
+}
+
+// Interpreted reports whether the manager interprets the manifest's kind itself. A Service is interpreted
+// only when it is of type LoadBalancer: other Services are healthy once they exist.
+func Interpreted(m template.Manifest) bool {
+	_, ok := rules[m.GVK.GroupKind()]
+	if ok && m.GVK.GroupKind() == (schema.GroupKind{Kind: "Service"}) {
+		t, _, _ := unstructured.NestedString(m.Object.Object, "spec", "type")
+		return t == "LoadBalancer"
+	}
+	return ok
+}
+
+// identifier is the manifestConfigs resource identifier of a manifest of an interpreted kind.
+func identifier(m template.Manifest) workv1.ResourceIdentifier {
+	return workv1.ResourceIdentifier{
+		Group:     m.GVK.Group,
+		Resource:  rules[m.GVK.GroupKind()].resource,
+		Name:      m.Object.GetName(),
+		Namespace: m.Object.GetNamespace(),
+	}
+}
+
+// ManifestConfigs returns the user's manifestConfigs with the feedback rules the manager needs added: to the
+// user's entry for the same resource when there is one, keeping all of the user's rules, otherwise as a new
+// entry. The user's slice is not modified.
+func ManifestConfigs(manifests []template.Manifest, user []workv1.ManifestConfigOption) []workv1.ManifestConfigOption {
+	out := make([]workv1.ManifestConfigOption, 0, len(user)+len(manifests))
+	for i := range user {
+		out = append(out, *user[i].DeepCopy())
+	}
+	for _, m := range manifests {
+		if !Interpreted(m) {
+			continue
+		}
+		id := identifier(m)
+		rule := workv1.FeedbackRule{Type: workv1.JSONPathsType, JsonPaths: rules[m.GVK.GroupKind()].paths}
+		merged := false
+		for i := range out {
+			if sameResource(out[i].ResourceIdentifier, id) {
+				out[i].FeedbackRules = append(out[i].FeedbackRules, rule)
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			out = append(out, workv1.ManifestConfigOption{ResourceIdentifier: id, FeedbackRules: []workv1.FeedbackRule{rule}})
+		}
+	}
+	return out
+}
+
+func sameResource(a, b workv1.ResourceIdentifier) bool {
+	return a.Group == b.Group && strings.EqualFold(a.Resource, b.Resource) && a.Name == b.Name && a.Namespace == b.Namespace
+}
+
+// conditionRuleTypes returns the condition types the user's condition rules set on a manifest.
+func conditionRuleTypes(m template.Manifest, configs []workv1.ManifestConfigOption) []string {
+	var out []string
+	for _, c := range configs {
+		id := c.ResourceIdentifier
+		if id.Group != m.GVK.Group || id.Name != m.Object.GetName() || id.Namespace != m.Object.GetNamespace() {
+			continue
+		}
+		for _, r := range c.ConditionRules {
+			if r.Condition != "" {
+				out = append(out, r.Condition)
+			}
+		}
+	}
+	return out
+}
+
+// Inputs prepares, once per template, what Manifest needs of each manifest except its status and its
+// per-cluster replicas: the condition types of the user's condition rules for it.
+func Inputs(manifests []template.Manifest, userConfigs []workv1.ManifestConfigOption) []ManifestInput {
+	out := make([]ManifestInput, len(manifests))
+	for i, m := range manifests {
+		out[i] = ManifestInput{Manifest: m, ConditionRules: conditionRuleTypes(m, userConfigs)}
+	}
+	return out
+}

@@ -1,0 +1,278 @@
+package health
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
+)
+
+// State is the health of a manifest or a cluster.
+type State string
+
+const (
+	Healthy     State = "Healthy"
+	Progressing State = "Progressing"
+	Degraded    State = "Degraded"
+)
+
+// Verdict is a State with the reason for it.
+type Verdict struct {
+	State   State
+	Reason  string
+	Message string
+}
+
+func healthy() Verdict { return Verdict{State: Healthy} }
+
+func progressing(reason, format string, args ...any) Verdict {
+	return Verdict{State: Progressing, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+func degraded(reason, format string, args ...any) Verdict {
+	return Verdict{State: Degraded, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// Manifest-level reasons.
+const (
+	ReasonNotReported              = "NotReported"
+	ReasonApplyFailed              = "ApplyFailed"
+	ReasonWaitingForFeedback       = "WaitingForFeedback"
+	ReasonRolloutInProgress        = "RolloutInProgress"
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	ReasonReplicaFailure           = "ReplicaFailure"
+	ReasonJobFailed                = "JobFailed"
+	ReasonJobRunning               = "JobRunning"
+	ReasonPodFailed                = "PodFailed"
+	ReasonPodNotReady              = "PodNotReady"
+	ReasonClaimLost                = "ClaimLost"
+	ReasonClaimPending             = "ClaimPending"
+	ReasonNoLoadBalancerIngress    = "NoLoadBalancerIngress"
+	ReasonConditionRuleDegraded    = "ConditionRuleDegraded"
+	ReasonConditionRulePending     = "ConditionRulePending"
+	ReasonNotAvailable             = "NotAvailable"
+)
+
+// degradedRuleConditions are the condition types of user condition rules that mean trouble when True. Every
+// other rule condition means health when True.
+var degradedRuleConditions = map[string]bool{"Degraded": true, "Failed": true}
+
+// Feedback is the status feedback of one manifest, by name without FeedbackPrefix for the manager's own values.
+type Feedback map[string]workv1.FieldValue
+
+// FeedbackOf indexes a manifest's feedback values; the manager's values lose their prefix.
+func FeedbackOf(values []workv1.FeedbackValue) Feedback {
+	out := make(Feedback, len(values))
+	for _, v := range values {
+		out[strings.TrimPrefix(v.Name, FeedbackPrefix)] = v.Value
+	}
+	return out
+}
+
+func (f Feedback) integer(name string) (int64, bool) {
+	v, ok := f[name]
+	if !ok || v.Integer == nil {
+		return 0, false
+	}
+	return *v.Integer, true
+}
+
+func (f Feedback) str(name string) string {
+	if v, ok := f[name]; ok && v.String != nil {
+		return *v.String
+	}
+	return ""
+}
+
+// ManifestInput is what is known of one manifest on one cluster.
+type ManifestInput struct {
+	// Manifest is the manifest as delivered to that cluster (a split manifest carries the cluster's share).
+	Manifest template.Manifest
+	// Status is the agent's report of it; nil when the agent has not reported it.
+	Status *workv1.ManifestCondition
+	// ConditionRules are the condition types of the user's condition rules for it.
+	ConditionRules []string
+	// Replicas, when set, is the manifest's .spec.replicas on this cluster (its share of a split); otherwise
+	// the manifest's own value is used.
+	Replicas *int64
+}
+
+// Manifest decides the health of one manifest on one cluster.
+func Manifest(in ManifestInput) Verdict {
+	id := in.Manifest.ID()
+	if in.Status == nil {
+		return progressing(ReasonNotReported, "%s: not reported by the agent yet", id)
+	}
+	conds := in.Status.Conditions
+	if c := meta.FindStatusCondition(conds, workv1.ManifestApplied); c != nil && c.Status == metav1.ConditionFalse {
+		return degraded(ReasonApplyFailed, "%s: not applied: %s", id, c.Message)
+	}
+	if Interpreted(in.Manifest) {
+		want := desiredReplicas(in.Manifest)
+		if in.Replicas != nil {
+			want = *in.Replicas
+		}
+		return interpret(id, in.Manifest, want, FeedbackOf(in.Status.StatusFeedbacks.Values))
+	}
+	if len(in.ConditionRules) > 0 {
+		return byConditionRules(id, conds, in.ConditionRules)
+	}
+	if meta.IsStatusConditionTrue(conds, workv1.ManifestApplied) && meta.IsStatusConditionTrue(conds, workv1.ManifestAvailable) {
+		return healthy()
+	}
+	return progressing(ReasonNotAvailable, "%s: not yet applied and available", id)
+}
+
+func byConditionRules(id string, conds []metav1.Condition, types []string) Verdict {
+	for _, t := range types {
+		if degradedRuleConditions[t] && meta.IsStatusConditionTrue(conds, t) {
+			c := meta.FindStatusCondition(conds, t)
+			return degraded(ReasonConditionRuleDegraded, "%s: condition %s is True: %s", id, t, c.Message)
+		}
+	}
+	for _, t := range types {
+		if !degradedRuleConditions[t] && !meta.IsStatusConditionTrue(conds, t) {
+			return progressing(ReasonConditionRulePending, "%s: condition %s is not True yet", id, t)
+		}
+	}
+	return healthy()
+}
+
+// desiredReplicas is the manifest's .spec.replicas as delivered, 1 when unset as the API server defaults it.
+func desiredReplicas(m template.Manifest) int64 {
+	v, found, err := unstructured.NestedFieldNoCopy(m.Object.Object, "spec", "replicas")
+	if err != nil || !found {
+		return 1
+	}
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return 1
+}
+
+func interpret(id string, m template.Manifest, want int64, f Feedback) Verdict {
+	switch m.GVK.Kind {
+	case "Deployment", "StatefulSet", "ReplicaSet":
+		return replicated(id, m, want, f)
+	case "DaemonSet":
+		return daemonSet(id, f)
+	case "Job":
+		return job(id, f)
+	case "Pod":
+		return pod(id, f)
+	case "PersistentVolumeClaim":
+		return claim(id, f)
+	case "Service":
+		if f.str(IngressIP) == "" && f.str(IngressHostname) == "" {
+			return progressing(ReasonNoLoadBalancerIngress, "%s: the load balancer has no ingress yet", id)
+		}
+		return healthy()
+	}
+	return healthy()
+}
+
+// observed reports whether the controller on the cluster has seen the object's current generation.
+func observed(id string, f Feedback) (Verdict, bool) {
+	gen, ok1 := f.integer(Generation)
+	obs, ok2 := f.integer(ObservedGeneration)
+	if !ok1 || !ok2 {
+		return progressing(ReasonWaitingForFeedback, "%s: waiting for status feedback", id), false
+	}
+	if obs < gen {
+		return progressing(ReasonRolloutInProgress, "%s: generation %d not yet observed (observed %d)", id, gen, obs), false
+	}
+	return Verdict{}, true
+}
+
+func replicated(id string, m template.Manifest, want int64, f Feedback) Verdict {
+	if m.GVK.Kind == "Deployment" && f.str(ProgressingReason) == "ProgressDeadlineExceeded" {
+		return degraded(ReasonProgressDeadlineExceeded, "%s: progress deadline exceeded", id)
+	}
+	if m.GVK.Kind == "ReplicaSet" && f.str(ReplicaFailure) == "True" {
+		return degraded(ReasonReplicaFailure, "%s: replica failure", id)
+	}
+	if v, ok := observed(id, f); !ok {
+		return v
+	}
+	ready, _ := f.integer(ReadyReplicas)
+	available, _ := f.integer(AvailableReplicas)
+	replicas, _ := f.integer(Replicas)
+	updated, hasUpdated := f.integer(UpdatedReplicas)
+	if !hasUpdated { // ReplicaSets have no updatedReplicas: all of their pods are of the current template
+		updated = replicas
+	}
+	switch {
+	case updated < want:
+		return progressing(ReasonRolloutInProgress, "%s: %d of %d replicas updated", id, updated, want)
+	case replicas > updated:
+		return progressing(ReasonRolloutInProgress, "%s: %d old replicas pending termination", id, replicas-updated)
+	case available < want || ready < want:
+		return progressing(ReasonRolloutInProgress, "%s: %d of %d replicas available", id, min(available, ready), want)
+	}
+	return healthy()
+}
+
+func daemonSet(id string, f Feedback) Verdict {
+	if v, ok := observed(id, f); !ok {
+		return v
+	}
+	desired, _ := f.integer(DesiredNumberScheduled)
+	updated, _ := f.integer(UpdatedNumberScheduled)
+	available, _ := f.integer(NumberAvailable)
+	if updated < desired || available < desired {
+		return progressing(ReasonRolloutInProgress, "%s: %d of %d pods updated and %d available", id, updated, desired, available)
+	}
+	return healthy()
+}
+
+func job(id string, f Feedback) Verdict {
+	if f.str(FailedCondition) == "True" {
+		failed, _ := f.integer(Failed)
+		return degraded(ReasonJobFailed, "%s: failed (%d failed pods)", id, failed)
+	}
+	if f.str(Complete) == "True" {
+		return healthy()
+	}
+	if len(f) == 0 {
+		return progressing(ReasonWaitingForFeedback, "%s: waiting for status feedback", id)
+	}
+	active, _ := f.integer(Active)
+	succeeded, _ := f.integer(Succeeded)
+	return progressing(ReasonJobRunning, "%s: running (%d active, %d succeeded)", id, active, succeeded)
+}
+
+func pod(id string, f Feedback) Verdict {
+	switch f.str(Phase) {
+	case "Failed":
+		return degraded(ReasonPodFailed, "%s: the pod failed", id)
+	case "Succeeded":
+		return healthy()
+	case "Running":
+		if f.str(Ready) == "True" {
+			return healthy()
+		}
+	case "":
+		return progressing(ReasonWaitingForFeedback, "%s: waiting for status feedback", id)
+	}
+	return progressing(ReasonPodNotReady, "%s: the pod is %s and not ready", id, f.str(Phase))
+}
+
+func claim(id string, f Feedback) Verdict {
+	switch f.str(Phase) {
+	case "Bound":
+		return healthy()
+	case "Lost":
+		return degraded(ReasonClaimLost, "%s: the claim lost its volume", id)
+	case "":
+		return progressing(ReasonWaitingForFeedback, "%s: waiting for status feedback", id)
+	}
+	return progressing(ReasonClaimPending, "%s: the claim is %s", id, f.str(Phase))
+}

@@ -1,0 +1,150 @@
+package health
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
+)
+
+func parse(t *testing.T, raw string) template.Manifest {
+	t.Helper()
+	ms, err := template.Parse([]workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(raw)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms[0]
+}
+
+// status is a manifest's status as OCM's agent reports it: Applied and Available conditions and the feedback
+// values of the manager's rules (names without the prefix, which is added here).
+func status(applied metav1.ConditionStatus, values map[string]any) *workv1.ManifestCondition {
+	mc := &workv1.ManifestCondition{Conditions: []metav1.Condition{
+		{Type: workv1.ManifestApplied, Status: applied, Message: "apply failed: admission webhook denied"},
+		{Type: workv1.ManifestAvailable, Status: metav1.ConditionTrue},
+	}}
+	for name, v := range values {
+		fv := workv1.FeedbackValue{Name: FeedbackPrefix + name}
+		switch x := v.(type) {
+		case int:
+			n := int64(x)
+			fv.Value = workv1.FieldValue{Type: workv1.Integer, Integer: &n}
+		case string:
+			fv.Value = workv1.FieldValue{Type: workv1.String, String: &x}
+		}
+		mc.StatusFeedbacks.Values = append(mc.StatusFeedbacks.Values, fv)
+	}
+	return mc
+}
+
+const (
+	deploymentJSON  = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":3}}`
+	statefulSetJSON = `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db","namespace":"default"},"spec":{"replicas":2}}`
+	replicaSetJSON  = `{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"rs","namespace":"default"}}`
+	daemonSetJSON   = `{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"agent","namespace":"default"}}`
+	jobJSON         = `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"crunch","namespace":"default"}}`
+	podJSON         = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default"}}`
+	pvcJSON         = `{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"data","namespace":"default"}}`
+	lbServiceJSON   = `{"apiVersion":"v1","kind":"Service","metadata":{"name":"lb","namespace":"default"},"spec":{"type":"LoadBalancer"}}`
+	serviceJSON     = `{"apiVersion":"v1","kind":"Service","metadata":{"name":"svc","namespace":"default"},"spec":{"type":"ClusterIP"}}`
+	configMapJSON   = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg","namespace":"default"}}`
+	widgetJSON      = `{"apiVersion":"example.io/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"}}`
+)
+
+func TestManifest(t *testing.T) {
+	T, F := metav1.ConditionTrue, metav1.ConditionFalse
+	ready := map[string]any{Generation: 2, ObservedGeneration: 2, Replicas: 3, ReadyReplicas: 3, AvailableReplicas: 3, UpdatedReplicas: 3}
+	with := func(base map[string]any, kv ...any) map[string]any {
+		out := map[string]any{}
+		for k, v := range base {
+			out[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			out[kv[i].(string)] = kv[i+1]
+		}
+		return out
+	}
+	two := int64(2)
+	cases := map[string]struct {
+		manifest string
+		status   *workv1.ManifestCondition
+		rules    []string
+		replicas *int64
+		want     State
+		reason   string
+	}{
+		"not reported yet":                        {manifest: deploymentJSON, want: Progressing, reason: ReasonNotReported},
+		"apply failed":                            {manifest: deploymentJSON, status: status(F, nil), want: Degraded, reason: ReasonApplyFailed},
+		"deployment ready":                        {manifest: deploymentJSON, status: status(T, ready), want: Healthy},
+		"deployment applied, feedback not synced": {manifest: deploymentJSON, status: status(T, nil), want: Progressing, reason: ReasonWaitingForFeedback},
+		"deployment applied but not ready":        {manifest: deploymentJSON, status: status(T, with(ready, ReadyReplicas, 1, AvailableReplicas, 1)), want: Progressing, reason: ReasonRolloutInProgress},
+		"deployment generation not observed":      {manifest: deploymentJSON, status: status(T, with(ready, Generation, 3)), want: Progressing, reason: ReasonRolloutInProgress},
+		"deployment rolling, old pods remain":     {manifest: deploymentJSON, status: status(T, with(ready, Replicas, 4)), want: Progressing},
+		"deployment past its progress deadline":   {manifest: deploymentJSON, status: status(T, with(ready, ProgressingReason, "ProgressDeadlineExceeded")), want: Degraded, reason: ReasonProgressDeadlineExceeded},
+		"split deployment judged by its share":    {manifest: deploymentJSON, replicas: &two, status: status(T, with(ready, Replicas, 2, ReadyReplicas, 2, AvailableReplicas, 2, UpdatedReplicas, 2)), want: Healthy},
+		"statefulset ready":                       {manifest: statefulSetJSON, status: status(T, with(ready, Replicas, 2, ReadyReplicas, 2, AvailableReplicas, 2, UpdatedReplicas, 2)), want: Healthy},
+		"statefulset one replica short":           {manifest: statefulSetJSON, status: status(T, with(ready, Replicas, 2, ReadyReplicas, 1, AvailableReplicas, 1, UpdatedReplicas, 2)), want: Progressing},
+		"replicaset defaults to one replica":      {manifest: replicaSetJSON, status: status(T, map[string]any{Generation: 1, ObservedGeneration: 1, Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}), want: Healthy},
+		"replicaset failure":                      {manifest: replicaSetJSON, status: status(T, map[string]any{ReplicaFailure: "True"}), want: Degraded, reason: ReasonReplicaFailure},
+		"daemonset ready":                         {manifest: daemonSetJSON, status: status(T, map[string]any{Generation: 1, ObservedGeneration: 1, DesiredNumberScheduled: 4, UpdatedNumberScheduled: 4, NumberAvailable: 4, NumberReady: 4}), want: Healthy},
+		"daemonset updating":                      {manifest: daemonSetJSON, status: status(T, map[string]any{Generation: 1, ObservedGeneration: 1, DesiredNumberScheduled: 4, UpdatedNumberScheduled: 2, NumberAvailable: 4}), want: Progressing},
+		"job complete":                            {manifest: jobJSON, status: status(T, map[string]any{Succeeded: 2, Complete: "True"}), want: Healthy},
+		"job running":                             {manifest: jobJSON, status: status(T, map[string]any{Active: 2}), want: Progressing, reason: ReasonJobRunning},
+		"job failed":                              {manifest: jobJSON, status: status(T, map[string]any{Failed: 6, FailedCondition: "True"}), want: Degraded, reason: ReasonJobFailed},
+		"pod running and ready":                   {manifest: podJSON, status: status(T, map[string]any{Phase: "Running", Ready: "True"}), want: Healthy},
+		"pod running, not ready":                  {manifest: podJSON, status: status(T, map[string]any{Phase: "Running", Ready: "False"}), want: Progressing, reason: ReasonPodNotReady},
+		"pod failed":                              {manifest: podJSON, status: status(T, map[string]any{Phase: "Failed"}), want: Degraded, reason: ReasonPodFailed},
+		"claim bound":                             {manifest: pvcJSON, status: status(T, map[string]any{Phase: "Bound"}), want: Healthy},
+		"claim pending":                           {manifest: pvcJSON, status: status(T, map[string]any{Phase: "Pending"}), want: Progressing, reason: ReasonClaimPending},
+		"claim lost":                              {manifest: pvcJSON, status: status(T, map[string]any{Phase: "Lost"}), want: Degraded, reason: ReasonClaimLost},
+		"load balancer with ingress":              {manifest: lbServiceJSON, status: status(T, map[string]any{IngressIP: "10.0.0.1"}), want: Healthy},
+		"load balancer waiting for ingress":       {manifest: lbServiceJSON, status: status(T, nil), want: Progressing, reason: ReasonNoLoadBalancerIngress},
+		"cluster IP service once applied":         {manifest: serviceJSON, status: status(T, nil), want: Healthy},
+		"other kind: applied and available":       {manifest: configMapJSON, status: status(T, nil), want: Healthy},
+		"condition rule true":                     {manifest: widgetJSON, rules: []string{"Ready"}, status: withCondition(status(T, nil), "Ready", T), want: Healthy},
+		"condition rule not yet true":             {manifest: widgetJSON, rules: []string{"Ready"}, status: status(T, nil), want: Progressing, reason: ReasonConditionRulePending},
+		"condition rule degraded":                 {manifest: widgetJSON, rules: []string{"Ready", "Degraded"}, status: withCondition(withCondition(status(T, nil), "Ready", T), "Degraded", T), want: Degraded, reason: ReasonConditionRuleDegraded},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Manifest(ManifestInput{Manifest: parse(t, tc.manifest), Status: tc.status, ConditionRules: tc.rules, Replicas: tc.replicas})
+			if got.State != tc.want || (tc.reason != "" && got.Reason != tc.reason) {
+				t.Errorf("Manifest = %+v, want state %s reason %q", got, tc.want, tc.reason)
+			}
+		})
+	}
+}
+
+func withCondition(mc *workv1.ManifestCondition, t string, s metav1.ConditionStatus) *workv1.ManifestCondition {
+	mc.Conditions = append(mc.Conditions, metav1.Condition{Type: t, Status: s})
+	return mc
+}
+
+func TestManifestConfigs(t *testing.T) {
+	manifests := []template.Manifest{parse(t, deploymentJSON), parse(t, configMapJSON), parse(t, serviceJSON), parse(t, lbServiceJSON)}
+	user := []workv1.ManifestConfigOption{{
+		ResourceIdentifier: workv1.ResourceIdentifier{Group: "apps", Resource: "deployments", Name: "web", Namespace: "default"},
+		FeedbackRules:      []workv1.FeedbackRule{{Type: workv1.WellKnownStatusType}},
+		UpdateStrategy:     &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply},
+	}}
+	got := ManifestConfigs(manifests, user)
+	if len(got) != 2 {
+		t.Fatalf("got %d manifestConfigs, want 2 (the user's deployment entry, merged, and the load balancer)", len(got))
+	}
+	dep := got[0]
+	if len(dep.FeedbackRules) != 2 || dep.FeedbackRules[0].Type != workv1.WellKnownStatusType || dep.FeedbackRules[1].Type != workv1.JSONPathsType {
+		t.Errorf("the user's rule was not kept first with ours added: %+v", dep.FeedbackRules)
+	}
+	if dep.UpdateStrategy == nil || dep.UpdateStrategy.Type != workv1.UpdateStrategyTypeServerSideApply {
+		t.Errorf("the user's update strategy was dropped: %+v", dep.UpdateStrategy)
+	}
+	if got[1].ResourceIdentifier.Resource != "services" || got[1].ResourceIdentifier.Name != "lb" {
+		t.Errorf("the load balancer entry is %+v", got[1].ResourceIdentifier)
+	}
+	if len(user[0].FeedbackRules) != 1 {
+		t.Error("ManifestConfigs modified the user's slice")
+	}
+}

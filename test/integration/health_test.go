@@ -166,6 +166,12 @@ var _ = Describe("Health", func() {
 			}
 			g.Expect(reasons).To(ContainElement("Degraded"))
 		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(gauge("placementmanifestwork_clusters", map[string]string{"namespace": ns, "name": "job", "health": "degraded"})).To(BeEquivalentTo(1))
+			g.Expect(gauge("placementmanifestwork_clusters", map[string]string{"namespace": ns, "name": "job", "health": "available"})).To(BeEquivalentTo(1))
+			g.Expect(gauge("placementmanifestwork_manifestworks", map[string]string{"namespace": ns, "name": "job"})).To(BeEquivalentTo(2))
+		}, timeout, interval).Should(Succeed())
+		Expect(histogramCount("placementmanifestwork_fanout_duration_seconds")).To(BeNumerically(">", 0))
 	})
 
 	It("counts a cluster whose ManagedCluster is not available as degraded, and recovers with it", func() {

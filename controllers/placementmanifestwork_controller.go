@@ -23,6 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/metrics"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
@@ -93,12 +95,26 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 	if !errors.As(err, &obs.invalid) && err != nil {
 		return ctrl.Result{}, err
 	}
+	if obs.unavailable, err = r.unavailableClusters(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	if obs.placementFound && obs.invalid == nil {
+		obs.current = clusterHealth(pmw, obs)
+		var failoverRecheck time.Duration
+		obs.failover, failoverRecheck = failoverDecisions(pmw, obs, obs.current, r.now())
 		input, expiry, err := r.planInput(ctx, pmw, obs.clusters, owned)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		requeueAfter = expiry
+		for cluster, d := range obs.failover {
+			if d.FailedOver {
+				if input.FailedOver == nil {
+					input.FailedOver = map[string]bool{}
+				}
+				input.FailedOver[cluster] = true
+			}
+		}
+		requeueAfter = minPositive(expiry, failoverRecheck)
 		plan, err := planner.Compute(pmw, obs.template, input)
 		switch {
 		case errors.As(err, &obs.invalid):
@@ -106,14 +122,11 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 			return ctrl.Result{}, err
 		default:
 			obs.plan = plan
-			r.sync(ctx, pmw, obs)
+			requeueAfter = minPositive(requeueAfter, r.sync(ctx, pmw, obs))
 		}
 	}
 	if obs.invalid != nil {
 		log.Info("Desired state is invalid; keeping the delivered ManifestWorks", "reason", obs.invalid.Reason, "message", obs.invalid.Message)
-	}
-	if obs.unavailable, err = r.unavailableClusters(ctx); err != nil {
-		return ctrl.Result{}, err
 	}
 
 	newStatus := computeStatus(pmw, obs)
@@ -130,8 +143,8 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 	if len(obs.writeErrors) > 0 {
 		return ctrl.Result{}, fmt.Errorf("writing ManifestWorks: %w", errors.Join(obs.writeErrors...))
 	}
-	if len(obs.conflicts) > 0 && (requeueAfter == 0 || requeueAfter > conflictRetry) {
-		requeueAfter = conflictRetry
+	if len(obs.conflicts) > 0 {
+		requeueAfter = minPositive(requeueAfter, conflictRetry)
 	}
 	return ctrl.Result{RequeueAfter: requeueAfter}, nil
 }
@@ -165,6 +178,19 @@ type observation struct {
 	writeErrors []error
 	// unavailable says, per ManagedCluster that is not available, why.
 	unavailable map[string]string
+	// placement and decisions are the Placement and its PlacementDecisions, when it exists.
+	placement *clusterv1beta1.Placement
+	decisions []clusterv1beta1.PlacementDecision
+	// current is the health of each cluster's work before this reconcile's writes.
+	current map[string]health.ClusterResult
+	// failover is each decided cluster's failover state.
+	failover map[string]failover.Decision
+	// rollout says which clusters the rollout strategy lets have the current template now.
+	rollout rolloutPlan
+	// upToDate are the decided clusters whose work carries the current template after this reconcile.
+	upToDate map[string]bool
+	// leaving is the number of clusters that left the decisions and whose works are kept for now.
+	leaving int32
 }
 
 // work is the cluster's ManifestWork after this reconcile's writes, or nil.
@@ -236,7 +262,7 @@ func (r *PlacementManifestWorkReconciler) resolvePlacement(ctx context.Context, 
 	err := r.Get(ctx, types.NamespacedName{Namespace: pmw.Namespace, Name: obs.placementName}, placement)
 	switch {
 	case apierrors.IsNotFound(err) && pmw.Spec.PlacementRef == nil:
-		if err := r.createPlacement(ctx, pmw); err != nil {
+		if placement, err = r.createPlacement(ctx, pmw); err != nil {
 			return err
 		}
 	case apierrors.IsNotFound(err):
@@ -245,30 +271,32 @@ func (r *PlacementManifestWorkReconciler) resolvePlacement(ctx context.Context, 
 		return fmt.Errorf("getting Placement %s: %w", obs.placementName, err)
 	}
 	obs.placementFound = true
+	obs.placement = placement
 
 	decisions := &clusterv1beta1.PlacementDecisionList{}
 	if err := r.List(ctx, decisions, client.InNamespace(pmw.Namespace),
 		client.MatchingLabels{clusterv1beta1.PlacementLabel: obs.placementName}); err != nil {
 		return fmt.Errorf("listing PlacementDecisions: %w", err)
 	}
+	obs.decisions = decisions.Items
 	obs.clusters = DecidedClusters(decisions.Items)
 	return nil
 }
 
 // createPlacement creates the empty Placement a PlacementManifestWork without placementRef uses. It is owned by
 // the PlacementManifestWork, so it goes with it, and it is never updated, so users may edit it.
-func (r *PlacementManifestWorkReconciler) createPlacement(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork) error {
+func (r *PlacementManifestWorkReconciler) createPlacement(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork) (*clusterv1beta1.Placement, error) {
 	placement := &clusterv1beta1.Placement{
 		ObjectMeta: metav1.ObjectMeta{Name: pmw.Name, Namespace: pmw.Namespace},
 	}
 	if err := controllerutil.SetControllerReference(pmw, placement, r.Scheme()); err != nil {
-		return fmt.Errorf("owning Placement: %w", err)
+		return nil, fmt.Errorf("owning Placement: %w", err)
 	}
 	if err := r.Create(ctx, placement); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating Placement %s: %w", pmw.Name, err)
+		return nil, fmt.Errorf("creating Placement %s: %w", pmw.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Created Placement", "placement", pmw.Name)
-	return nil
+	return placement, nil
 }
 
 // DecidedClusters is the sorted union of the clusters of every decision.
@@ -386,51 +414,104 @@ func (r *PlacementManifestWorkReconciler) scores(ctx context.Context, src workv1
 	return out, next, nil
 }
 
-// sync creates, updates and deletes ManifestWorks so each decided cluster has exactly the planned one, writing
-// only where something differs. It records the current works, conflicts and write errors on obs.
-func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, obs *observation) {
+// sync creates, updates and deletes ManifestWorks so each decided cluster has the planned one, writing only
+// where something differs. The rollout strategy decides which clusters get a new template now; the works of
+// clusters that left are kept until the joining clusters are available (make before break). It records what
+// it wrote, conflicts and write errors on obs, and returns when time alone changes the outcome.
+func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, obs *observation) time.Duration {
 	type op struct {
-		cluster  string
-		desired  *workv1.ManifestWork
-		existing *workv1.ManifestWork
+		cluster    string
+		desired    *workv1.ManifestWork
+		existing   *workv1.ManifestWork
+		specChange bool
+		delete     bool
 	}
-	var ops []op
-	var mu sync.Mutex
+	now := r.now()
+	desired := make(map[string]*workv1.ManifestWork, len(obs.clusters))
+	desiredHash := make(map[string]string, len(obs.clusters))
 	for _, cluster := range obs.clusters {
-		desired, err := manifestwork.Build(pmw, cluster, obs.plan.Manifests[cluster], obs.plan.ManifestConfigs, obs.plan.Shares[cluster])
+		w, err := manifestwork.Build(pmw, cluster, obs.plan.Manifests[cluster], obs.plan.ManifestConfigs, obs.plan.Shares[cluster])
 		if err != nil {
 			obs.writeErrors = append(obs.writeErrors, err)
 			continue
 		}
-		existing := obs.owned[cluster]
-		switch {
-		case existing == nil:
-			ops = append(ops, op{cluster: cluster, desired: desired})
-		case !manifestwork.UpToDate(existing, desired):
-			ops = append(ops, op{cluster: cluster, desired: desired, existing: existing})
+		for k, v := range obs.failover[cluster].Annotations {
+			w.Annotations[k] = v
 		}
+		desired[cluster], desiredHash[cluster] = w, w.Annotations[manifestwork.AnnotationSpecHash]
 	}
-	decided := make(map[string]struct{}, len(obs.clusters))
-	for _, c := range obs.clusters {
-		decided[c] = struct{}{}
-	}
-	var stale []*workv1.ManifestWork
-	for cluster, w := range obs.owned {
-		if _, ok := decided[cluster]; !ok && w.DeletionTimestamp.IsZero() {
-			stale = append(stale, w)
+	obs.rollout = planRollout(pmw, obs, obs.current, desiredHash)
+	recheck := obs.rollout.recheck
+
+	var ops []op
+	obs.upToDate = make(map[string]bool, len(obs.clusters))
+	for _, cluster := range obs.clusters {
+		d, existing := desired[cluster], obs.owned[cluster]
+		if d == nil {
+			continue
+		}
+		specChange := existing == nil || existing.Annotations[manifestwork.AnnotationSpecHash] != desiredHash[cluster]
+		if !specChange {
+			obs.upToDate[cluster] = true
+		}
+		switch {
+		case specChange && obs.rollout.allowed != nil && !obs.rollout.allowed[cluster]:
+			// Not this cluster's turn: it keeps what it has, and a joining cluster waits.
+		case specChange || !manifestwork.UpToDate(existing, d):
+			ops = append(ops, op{cluster: cluster, desired: d, existing: existing, specChange: specChange})
 		}
 	}
 
-	log := ctrl.LoggerFrom(ctx)
+	progressing := false
+	for _, cluster := range obs.clusters {
+		joining := obs.owned[cluster] == nil || obs.current[cluster].State == health.Progressing
+		if joining && obs.current[cluster].State != health.Degraded {
+			progressing = true
+		}
+	}
+	decided := make(map[string]bool, len(obs.clusters))
+	for _, c := range obs.clusters {
+		decided[c] = true
+	}
+	timeout := moveTimeout(pmw)
+	for cluster, w := range obs.owned {
+		if decided[cluster] || !w.DeletionTimestamp.IsZero() {
+			continue
+		}
+		since, recorded := leavingSince(w)
+		switch {
+		case timeout == 0 || !progressing || (recorded && now.Sub(since) >= timeout):
+			ops = append(ops, op{cluster: cluster, existing: w, delete: true})
+		case !recorded:
+			marked := w.DeepCopy()
+			marked.Annotations[manifestwork.AnnotationLeavingSince] = now.UTC().Format(time.RFC3339)
+			ops = append(ops, op{cluster: cluster, desired: marked, existing: w})
+			obs.leaving++
+			recheck = minPositive(recheck, timeout)
+		default:
+			obs.leaving++
+			recheck = minPositive(recheck, timeout-now.Sub(since))
+		}
+	}
+
+	var mu sync.Mutex
 	obs.written = make(map[string]*workv1.ManifestWork, len(ops))
 	errs := r.parallel(ctx, len(ops), func(i int) error {
 		o := ops[i]
+		if o.delete {
+			if err := r.Delete(ctx, o.existing, client.Preconditions{UID: &o.existing.UID}); client.IgnoreNotFound(err) != nil {
+				metrics.WriteErrors.WithLabelValues("delete").Inc()
+				return fmt.Errorf("cluster %s: deleting: %w", o.cluster, err)
+			}
+			return nil
+		}
 		var err error
-		var result *workv1.ManifestWork
-		operation := "update"
+		result := o.desired
+		operation := "create"
+		if o.specChange {
+			result.Annotations[manifestwork.AnnotationUpdatedAt] = now.UTC().Format(time.RFC3339)
+		}
 		if o.existing == nil {
-			operation = "create"
-			result = o.desired
 			err = r.Create(ctx, result)
 			if apierrors.IsAlreadyExists(err) {
 				mu.Lock()
@@ -439,15 +520,8 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 				return nil
 			}
 		} else {
-			result = o.existing.DeepCopy()
-			result.Spec = o.desired.Spec
-			for k, v := range o.desired.Labels {
-				result.Labels[k] = v
-			}
-			delete(result.Annotations, manifestwork.AnnotationShares)
-			for k, v := range o.desired.Annotations {
-				result.Annotations[k] = v
-			}
+			operation = "update"
+			result = manifestwork.Merge(o.existing, o.desired)
 			err = r.Update(ctx, result)
 		}
 		if err != nil {
@@ -456,22 +530,28 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 		}
 		mu.Lock()
 		obs.written[o.cluster] = result
+		if decided[o.cluster] {
+			obs.upToDate[o.cluster] = true
+		}
 		mu.Unlock()
 		return nil
 	})
-	errs = append(errs, r.parallel(ctx, len(stale), func(i int) error {
-		err := r.Delete(ctx, stale[i], client.Preconditions{UID: &stale[i].UID})
-		if client.IgnoreNotFound(err) != nil {
-			metrics.WriteErrors.WithLabelValues("delete").Inc()
-			return fmt.Errorf("cluster %s: deleting: %w", stale[i].Namespace, err)
-		}
-		return nil
-	})...)
 	obs.writeErrors = append(obs.writeErrors, errs...)
 	sort.Strings(obs.conflicts)
-	if n := len(ops) + len(stale); n > 0 {
-		log.V(1).Info("Wrote ManifestWorks", "writes", n, "failed", len(errs), "conflicts", len(obs.conflicts))
+	if len(ops) > 0 {
+		ctrl.LoggerFrom(ctx).V(1).Info("Wrote ManifestWorks", "writes", len(ops), "failed", len(errs), "conflicts", len(obs.conflicts))
 	}
+	return recheck
+}
+
+func minPositive(a, b time.Duration) time.Duration {
+	if b <= 0 {
+		return a
+	}
+	if a <= 0 || b < a {
+		return b
+	}
+	return a
 }
 
 // parallel runs fn for 0..n-1 with at most MaxConcurrentWrites at once and returns the errors.

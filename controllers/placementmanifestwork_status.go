@@ -52,10 +52,25 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		st.Manifests = nil
 	}
 
+	st.FailedOverClusters = 0
+	for _, d := range obs.failover {
+		if d.FailedOver {
+			st.FailedOverClusters++
+		}
+	}
+	st.LeavingClusters = obs.leaving
+
 	setCondition(&st, pmw, placementCondition(obs))
 	setCondition(&st, pmw, appliedCondition(obs, outcomes, st.PlacedManifestWorkSummary))
 	setCondition(&st, pmw, distributedCondition(pmw, obs))
-	ready, reconciling, stalled := readiness(obs, st.PlacedManifestWorkSummary)
+	var rollout *metav1.Condition
+	if obs.plan != nil {
+		var c metav1.Condition
+		st.Rollout, c = rolloutStatus(obs)
+		setCondition(&st, pmw, c)
+		rollout = &c
+	}
+	ready, reconciling, stalled := readiness(obs, st.PlacedManifestWorkSummary, rollout)
 	setCondition(&st, pmw, ready)
 	setCondition(&st, pmw, reconciling)
 	setCondition(&st, pmw, stalled)
@@ -85,7 +100,7 @@ func withShares(base []health.ManifestInput, w *workv1.ManifestWork) []health.Ma
 
 // readiness computes the kstatus conditions: Ready when every decided cluster is available, Stalled when only
 // the user can unblock it, Reconciling otherwise.
-func readiness(obs *observation, s workv1alpha1.PlacedManifestWorkSummary) (ready, reconciling, stalled metav1.Condition) {
+func readiness(obs *observation, s workv1alpha1.PlacedManifestWorkSummary, rollout *metav1.Condition) (ready, reconciling, stalled metav1.Condition) {
 	ready = metav1.Condition{Type: workv1alpha1.ConditionReady, Status: metav1.ConditionFalse}
 	reconciling = metav1.Condition{Type: workv1alpha1.ConditionReconciling, Status: metav1.ConditionFalse}
 	stalled = metav1.Condition{Type: workv1alpha1.ConditionStalled, Status: metav1.ConditionFalse,
@@ -109,6 +124,8 @@ func readiness(obs *observation, s workv1alpha1.PlacedManifestWorkSummary) (read
 		ready.Message = fmt.Sprintf("Placement %q selects no cluster", obs.placementName)
 	case len(obs.writeErrors) > 0:
 		ready.Reason, ready.Message = workv1alpha1.ReasonWriteFailed, fmt.Sprintf("%d ManifestWork writes failed and will be retried", len(obs.writeErrors))
+	case rollout != nil && rollout.Status != metav1.ConditionTrue:
+		ready.Reason, ready.Message = rollout.Reason, rollout.Message
 	case s.Degraded > 0:
 		ready.Reason = workv1alpha1.ReasonClustersDegraded
 		ready.Message = fmt.Sprintf("%d of %d clusters are degraded, %d available", s.Degraded, s.Total, s.Available)

@@ -55,7 +55,7 @@ func TestReadiness(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			ready, recon, stall := readiness(&tc.obs, tc.summary)
+			ready, recon, stall := readiness(&tc.obs, tc.summary, nil)
 			got := []metav1.ConditionStatus{ready.Status, recon.Status, stall.Status}
 			if diff := cmp.Diff([]metav1.ConditionStatus{tc.ready, tc.recon, tc.stall}, got); diff != "" {
 				t.Errorf("Ready, Reconciling, Stalled (-want +got):\n%s", diff)

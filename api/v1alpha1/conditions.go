@@ -18,6 +18,8 @@ const (
 	// ConditionDistributed is True when every distributionStrategy entry was honoured: each names exactly one
 	// manifest, and every split total is placed in full.
 	ConditionDistributed = "Distributed"
+	// ConditionRolloutComplete is True when every decided cluster carries the current template.
+	ConditionRolloutComplete = "RolloutComplete"
 )
 
 // Reasons of the PlacementVerified condition.
@@ -95,4 +97,18 @@ const (
 	ReasonManifestProgressing = "ManifestProgressing"
 	// ReasonManifestDegraded: a manifest is degraded (for example a failed Job).
 	ReasonManifestDegraded = "ManifestDegraded"
+)
+
+// Reasons of the RolloutComplete condition.
+const (
+	// ReasonRolloutSucceeded: every decided cluster carries the current template.
+	ReasonRolloutSucceeded = "RolloutSucceeded"
+	// ReasonRolloutProgressing: the rollout strategy is still bringing the template to clusters.
+	ReasonRolloutProgressing = "RolloutProgressing"
+	// ReasonRolloutMaxFailures: the rollout stopped because more clusters failed than maxFailures allows.
+	ReasonRolloutMaxFailures = "RolloutMaxFailures"
+	// ReasonRolloutTimeout: some clusters did not become available within progressDeadline.
+	ReasonRolloutTimeout = "RolloutTimeout"
+	// ReasonInvalidRolloutStrategy: the rollout strategy cannot be used (for example a malformed duration).
+	ReasonInvalidRolloutStrategy = "InvalidRolloutStrategy"
 )

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 )
 
@@ -52,6 +53,58 @@ type PlacementManifestWorkSpec struct {
 	// +kubebuilder:validation:MaxItems=100
 	// +kubebuilder:validation:XValidation:rule="self.all(a, self.exists_one(b, b.name == a.name && (has(a.__namespace__) ? a.__namespace__ : '') == (has(b.__namespace__) ? b.__namespace__ : '') && (!has(a.kind) || !has(b.kind) || a.kind == b.kind) && (!has(a.group) || !has(b.group) || a.group == b.group)))",message="two distributionStrategy entries name the same manifest (same name and namespace, and group and kind equal or unset)"
 	DistributionStrategy []DistributionStrategy `json:"distributionStrategy,omitempty"`
+
+	// rolloutStrategy governs how a template change, and a cluster joining, reaches the clusters: All at once
+	// (the default), Progressive with maxConcurrency, or ProgressivePerGroup, as OCM's RolloutStrategy. A
+	// cluster succeeds when it is available (healthy), so progressive rollouts need no condition rules.
+	// +optional
+	RolloutStrategy *clusterv1alpha1.RolloutStrategy `json:"rolloutStrategy,omitempty"`
+
+	// failover moves the share of a split manifest away from a cluster that stays degraded or unavailable.
+	// +optional
+	Failover *FailoverPolicy `json:"failover,omitempty"`
+
+	// moveStrategy says what happens to the works of clusters that leave the decisions while others join.
+	// +optional
+	MoveStrategy *MoveStrategy `json:"moveStrategy,omitempty"`
+}
+
+// FailoverPolicy governs failover of split replicas.
+type FailoverPolicy struct {
+	// disabled turns failover off: a degraded cluster keeps its share.
+	// +optional
+	Disabled bool `json:"disabled,omitempty"`
+	// gracePeriod is how long a cluster holding a share may be degraded or unavailable before its share is
+	// divided among the available clusters. Default 5m.
+	// +optional
+	GracePeriod *metav1.Duration `json:"gracePeriod,omitempty"`
+	// recoveryPeriod is how long a failed-over cluster must be available again before it gets its share back,
+	// so a flapping cluster does not move replicas back and forth. Default 2m.
+	// +optional
+	RecoveryPeriod *metav1.Duration `json:"recoveryPeriod,omitempty"`
+}
+
+// MoveType says when the works of clusters that left the decisions are removed.
+// +kubebuilder:validation:Enum=MakeBeforeBreak;Immediate
+type MoveType string
+
+const (
+	// MoveMakeBeforeBreak keeps the works of leaving clusters until no decided cluster is still progressing
+	// (the joining clusters are available or degraded), or until the timeout.
+	MoveMakeBeforeBreak MoveType = "MakeBeforeBreak"
+	// MoveImmediate removes the works of leaving clusters at once.
+	MoveImmediate MoveType = "Immediate"
+)
+
+// MoveStrategy governs moves of workloads between clusters.
+type MoveStrategy struct {
+	// type is MakeBeforeBreak (the default) or Immediate.
+	// +optional
+	// +kubebuilder:default=MakeBeforeBreak
+	Type MoveType `json:"type,omitempty"`
+	// timeout bounds how long the works of leaving clusters are kept. Default 10m.
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
 }
 
 // LocalPlacementReference names a Placement in the same namespace.
@@ -242,6 +295,34 @@ type PlacementManifestWorkStatus struct {
 	// unhealthyClustersNotListed is how many more clusters are not available than unhealthyClusters names.
 	// +optional
 	UnhealthyClustersNotListed int32 `json:"unhealthyClustersNotListed,omitempty"`
+
+	// rollout shows the progress of the current template across the decided clusters.
+	// +optional
+	Rollout *RolloutStatus `json:"rollout,omitempty"`
+
+	// failedOverClusters is the number of clusters whose split shares are currently carried by others.
+	// +optional
+	FailedOverClusters int32 `json:"failedOverClusters,omitempty"`
+
+	// leavingClusters is the number of clusters that left the decisions and whose works are kept until the
+	// joining clusters are available (make before break).
+	// +optional
+	LeavingClusters int32 `json:"leavingClusters,omitempty"`
+}
+
+// RolloutStatus shows how far the current template has reached.
+type RolloutStatus struct {
+	// updated is the number of decided clusters whose ManifestWork carries the current template.
+	Updated int32 `json:"updated"`
+	// total is the number of decided clusters.
+	Total int32 `json:"total"`
+	// succeeded is the number of updated clusters that are available.
+	Succeeded int32 `json:"succeeded"`
+	// failed is the number of updated clusters that are degraded or timed out.
+	Failed int32 `json:"failed"`
+	// currentGroup is the decision group being rolled out by a ProgressivePerGroup strategy.
+	// +optional
+	CurrentGroup string `json:"currentGroup,omitempty"`
 }
 
 // ManifestSummary aggregates one manifest of the template across the decided clusters.
@@ -306,10 +387,14 @@ type SplitStatus struct {
 	FieldPath string `json:"fieldPath"`
 	// total is the manifest's own value at fieldPath.
 	Total int32 `json:"total"`
-	// placed is the sum of the clusters' shares.
+	// placed is the sum of the shares of the clusters that are not failed over.
 	Placed int32 `json:"placed"`
 	// unplaced is total minus placed: replicas no cluster can take within limitRange.max.
 	Unplaced int32 `json:"unplaced"`
+	// failedOver is the number of replicas kept on failed-over clusters, on top of placed: their share was
+	// divided among the available clusters, and they keep their own while they may still serve.
+	// +optional
+	FailedOver int32 `json:"failedOver,omitempty"`
 	// shares counts the clusters per share, largest share first.
 	// +optional
 	// +listType=atomic

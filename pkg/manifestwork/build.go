@@ -12,11 +12,26 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
 )
 
-// AnnotationShares records the split shares a ManifestWork carries, as JSON keyed by the planner's split key,
-// so the next division can keep them stable without decoding the manifests.
-const AnnotationShares = "work.open-cluster-management.io/placementmanifestwork-shares"
+const (
+	// AnnotationShares records the split shares a ManifestWork carries, as JSON keyed by the planner's split
+	// key, so the next division can keep them stable without decoding the manifests.
+	AnnotationShares = "work.open-cluster-management.io/placementmanifestwork-shares"
+	// AnnotationUpdatedAt is when the manager last changed the work's spec: the start of that cluster's
+	// rollout step, from which progressDeadline is counted.
+	AnnotationUpdatedAt = "work.open-cluster-management.io/placementmanifestwork-updated-at"
+	// AnnotationLeavingSince is when the work's cluster left the decisions; the work is kept until the joining
+	// clusters are available or the move timeout passes (make before break).
+	AnnotationLeavingSince = "work.open-cluster-management.io/placementmanifestwork-leaving-since"
+)
+
+// stateAnnotations are the manager's annotations that come and go with the desired state: one that the
+// desired work lacks must be removed from the existing one.
+var stateAnnotations = []string{
+	AnnotationShares, AnnotationLeavingSince, failover.AnnotationUnhealthySince, failover.AnnotationHealthySince,
+}
 
 // Owner is the namespaced name of a PlacementManifestWork.
 func Owner(pmw *workv1alpha1.PlacementManifestWork) types.NamespacedName {
@@ -102,7 +117,8 @@ func OwnerOf(work metav1.Object) (types.NamespacedName, bool) {
 	return types.NamespacedName{Namespace: ns, Name: name}, true
 }
 
-// UpToDate reports whether existing already carries what desired wants: same spec hash, labels and shares.
+// UpToDate reports whether existing already carries what desired wants: the same spec hash, labels and
+// state annotations.
 func UpToDate(existing, desired *workv1.ManifestWork) bool {
 	for k, v := range desired.Labels {
 		if existing.Labels[k] != v {
@@ -114,5 +130,35 @@ func UpToDate(existing, desired *workv1.ManifestWork) bool {
 			return false
 		}
 	}
+	for _, k := range stateAnnotations {
+		if _, want := desired.Annotations[k]; !want {
+			if _, has := existing.Annotations[k]; has {
+				return false
+			}
+		}
+	}
 	return true
+}
+
+// Merge returns a copy of existing that carries desired's spec, labels and annotations, keeping everything
+// else (the agent's finalizers, other annotations) and dropping the state annotations desired lacks.
+func Merge(existing, desired *workv1.ManifestWork) *workv1.ManifestWork {
+	out := existing.DeepCopy()
+	out.Spec = *desired.Spec.DeepCopy()
+	if out.Labels == nil {
+		out.Labels = map[string]string{}
+	}
+	for k, v := range desired.Labels {
+		out.Labels[k] = v
+	}
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	for _, k := range stateAnnotations {
+		delete(out.Annotations, k)
+	}
+	for k, v := range desired.Annotations {
+		out.Annotations[k] = v
+	}
+	return out
 }

@@ -31,6 +31,9 @@ type Input struct {
 	Scores map[workv1alpha1.ScoreSource]map[string]int32
 	// Previous is, per cluster, the shares its current ManifestWork carries, keyed by SplitKey.
 	Previous map[string]map[string]int32
+	// FailedOver are decided clusters whose split shares the other clusters carry: they are left out of every
+	// division and keep their previous shares.
+	FailedOver map[string]bool
 }
 
 // Problem is something the user should fix, reported on the Distributed condition.
@@ -128,16 +131,30 @@ func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.M
 			previous[cluster] = v
 		}
 	}
+	active := clusters
+	if len(in.FailedOver) > 0 {
+		active = make([]string, 0, len(clusters))
+		for _, c := range clusters {
+			if !in.FailedOver[c] {
+				active = append(active, c)
+			}
+		}
+	}
 	result := split.Divide(split.Input{
 		Total:    total,
-		Clusters: clusters,
-		Weights:  weights(spec, clusters, in),
+		Clusters: active,
+		Weights:  weights(spec, active, in),
 		Limits:   split.Limits{Min: limit(spec.LimitRange, true), Max: limit(spec.LimitRange, false)},
 		Previous: previous,
 		Seed:     string(pmw.UID) + "/" + key,
 	})
+	var keptOnFailedOver int32
 	for _, c := range clusters {
 		share := result.Shares[c]
+		if in.FailedOver[c] {
+			share = previous[c]
+			keptOnFailedOver += share
+		}
 		obj, err := template.SetIntField(m.Object, fieldPath, share)
 		if err != nil {
 			return &InvalidError{Reason: workv1alpha1.ReasonInvalidSplitField, Message: fmt.Sprintf("cannot split %s: %v", m.ID(), err)}
@@ -152,7 +169,9 @@ func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.M
 		}
 		plan.Shares[c][key] = share
 	}
-	plan.Splits = append(plan.Splits, splitStatus(m, fieldPath, total, result))
+	st := splitStatus(m, fieldPath, total, result)
+	st.FailedOver = keptOnFailedOver
+	plan.Splits = append(plan.Splits, st)
 	if result.Unplaced > 0 {
 		plan.Problems = append(plan.Problems, Problem{Reason: workv1alpha1.ReasonReplicasUnplaced,
 			Message: fmt.Sprintf("%d of %d at %s of %s cannot be placed within limitRange.max on %d clusters",

@@ -215,6 +215,8 @@ var _ = Describe("PlacementManifestWork", func() {
 			Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
 			decide("p", "p-decision-1", clusters[0], clusters[1])
 			pmw := framework.MakePMW("move", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
+			// Immediate removal; the default, make before break, has its own scenario in rollout_test.go.
+			pmw.Spec.MoveStrategy = &workv1alpha1.MoveStrategy{Type: workv1alpha1.MoveImmediate}
 			Expect(k8s.Create(ctx, pmw)).To(Succeed())
 			Eventually(func(g Gomega) {
 				g.Expect(clusterSet(worksOf(g, pmw))).To(ConsistOf(clusters[0], clusters[1]))

@@ -86,6 +86,8 @@ var _ = Describe("Split distribution", func() {
 			Manifest(framework.ConfigMap("web", "default", map[string]string{"k": "v"})).
 			Strategy(splitOf("web", workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance})).Obj()
 		pmw.Spec.DistributionStrategy[0].Kind = "Deployment"
+		// No agent reports here, so make before break would keep the leaving cluster's work until its timeout.
+		pmw.Spec.MoveStrategy = &workv1alpha1.MoveStrategy{Type: workv1alpha1.MoveImmediate}
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 
 		Eventually(func(g Gomega) {

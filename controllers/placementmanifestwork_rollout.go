@@ -1,0 +1,257 @@
+package controllers
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	rolloutsdk "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1alpha1"
+	placementsdk "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+)
+
+// defaultMoveTimeout bounds how long leaving works are kept when moveStrategy.timeout is not set.
+const defaultMoveTimeout = 10 * time.Minute
+
+// clusterHealth judges each cluster that has a work, from the works as they are before this reconcile writes.
+func clusterHealth(pmw *workv1alpha1.PlacementManifestWork, obs *observation) map[string]health.ClusterResult {
+	base := health.Inputs(obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
+	out := make(map[string]health.ClusterResult, len(obs.owned))
+	for cluster, w := range obs.owned {
+		out[cluster] = health.Cluster(health.ClusterInput{Work: w, Unavailable: obs.unavailable[cluster], Manifests: withShares(base, w)})
+	}
+	return out
+}
+
+// failoverDecisions moves the failover state of every decided cluster with a work forward. Failover applies
+// only to PlacementManifestWorks with split manifests, and never fails over every cluster: with no available
+// cluster left there is nobody to carry the shares.
+func failoverDecisions(pmw *workv1alpha1.PlacementManifestWork, obs *observation, current map[string]health.ClusterResult, now time.Time) (map[string]failover.Decision, time.Duration) {
+	policy := pmw.Spec.Failover
+	if !hasSplit(pmw) || (policy != nil && policy.Disabled) {
+		return nil, 0
+	}
+	p := failover.Policy{Grace: failover.DefaultGracePeriod, Recovery: failover.DefaultRecoveryPeriod}
+	if policy != nil && policy.GracePeriod != nil {
+		p.Grace = policy.GracePeriod.Duration
+	}
+	if policy != nil && policy.RecoveryPeriod != nil {
+		p.Recovery = policy.RecoveryPeriod.Duration
+	}
+	out := map[string]failover.Decision{}
+	var recheck time.Duration
+	failedOver := 0
+	for _, cluster := range obs.clusters {
+		w, ok := obs.owned[cluster]
+		if !ok {
+			continue
+		}
+		h := failover.Progressing
+		switch current[cluster].State {
+		case health.Healthy:
+			h = failover.Available
+		case health.Degraded:
+			h = failover.Unhealthy
+		}
+		d := failover.Decide(p, now, h, w.Annotations)
+		out[cluster] = d
+		if d.FailedOver {
+			failedOver++
+		}
+		if d.RecheckAfter > 0 && (recheck == 0 || d.RecheckAfter < recheck) {
+			recheck = d.RecheckAfter
+		}
+	}
+	if failedOver == len(obs.clusters) {
+		for c, d := range out {
+			d.FailedOver = false
+			out[c] = d
+		}
+	}
+	return out, recheck
+}
+
+func hasSplit(pmw *workv1alpha1.PlacementManifestWork) bool {
+	for _, s := range pmw.Spec.DistributionStrategy {
+		if s.Type == workv1alpha1.DistributionSplit {
+			return true
+		}
+	}
+	return false
+}
+
+// decisionGetter serves the PlacementDecisions already read to sdk-go's tracker. A decision without OCM's
+// group index label belongs to group 0, as OCM's placement controller would label it.
+type decisionGetter []clusterv1beta1.PlacementDecision
+
+func (d decisionGetter) List(selector labels.Selector, namespace string) ([]*clusterv1beta1.PlacementDecision, error) {
+	var out []*clusterv1beta1.PlacementDecision
+	for i := range d {
+		pd := d[i].DeepCopy()
+		if pd.Namespace != namespace || !selector.Matches(labels.Set(pd.Labels)) {
+			continue
+		}
+		if _, ok := pd.Labels[clusterv1beta1.DecisionGroupIndexLabel]; !ok {
+			pd.Labels[clusterv1beta1.DecisionGroupIndexLabel] = "0"
+		}
+		out = append(out, pd)
+	}
+	return out, nil
+}
+
+// rolloutPlan says which clusters may receive the current template now.
+type rolloutPlan struct {
+	// allowed are the clusters whose work may be created or brought to the current template; nil means all.
+	allowed map[string]bool
+	// timedOut are clusters that did not become available within progressDeadline.
+	timedOut     []string
+	maxFailures  bool
+	currentGroup string
+	recheck      time.Duration
+	err          error
+}
+
+// planRollout asks sdk-go's rollout handler which clusters are next. A cluster whose work is missing or
+// carries an older template is ToApply; one that carries the current template is Succeeded when available,
+// Failed when degraded, Progressing otherwise, timed from when the manager last changed its spec.
+func planRollout(pmw *workv1alpha1.PlacementManifestWork, obs *observation, current map[string]health.ClusterResult, desiredHash map[string]string) rolloutPlan {
+	strategy := pmw.Spec.RolloutStrategy
+	if strategy == nil || strategy.Type == "" || strategy.Type == clusterv1alpha1.All {
+		return rolloutPlan{}
+	}
+	tracker := placementsdk.NewPlacementDecisionClustersTrackerWithGroups(obs.placement, decisionGetter(obs.decisions), nil)
+	if err := tracker.Refresh(); err != nil {
+		return rolloutPlan{err: err}
+	}
+	groupOf := tracker.ExistingClusterGroupsBesides().ClusterToGroupKey()
+	handler, err := rolloutsdk.NewRolloutHandler(tracker, func(string, struct{}) (rolloutsdk.ClusterRolloutStatus, error) {
+		return rolloutsdk.ClusterRolloutStatus{}, nil
+	})
+	if err != nil {
+		return rolloutPlan{err: err}
+	}
+	statuses := make([]rolloutsdk.ClusterRolloutStatus, 0, len(obs.clusters))
+	for _, cluster := range obs.clusters {
+		st := rolloutsdk.ClusterRolloutStatus{ClusterName: cluster, GroupKey: groupOf[cluster], Status: rolloutsdk.ToApply}
+		w := obs.owned[cluster]
+		if w != nil && w.Annotations[manifestwork.AnnotationSpecHash] == desiredHash[cluster] {
+			st.LastTransitionTime = updatedAt(w)
+			switch current[cluster].State {
+			case health.Healthy:
+				st.Status = rolloutsdk.Succeeded
+				if c := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkAvailable); c != nil && c.ObservedGeneration == w.Generation {
+					st.LastTransitionTime = &c.LastTransitionTime
+				}
+			case health.Degraded:
+				st.Status = rolloutsdk.Failed
+			default:
+				st.Status = rolloutsdk.Progressing
+			}
+		}
+		statuses = append(statuses, st)
+	}
+	_, result, err := handler.GetRolloutCluster(*strategy, statuses)
+	if err != nil {
+		return rolloutPlan{err: err}
+	}
+	plan := rolloutPlan{allowed: map[string]bool{}, maxFailures: result.MaxFailureBreach}
+	for _, c := range result.ClustersToRollout {
+		plan.allowed[c.ClusterName] = true
+		if plan.currentGroup == "" && strategy.Type == clusterv1alpha1.ProgressivePerGroup {
+			plan.currentGroup = groupName(c.GroupKey)
+		}
+	}
+	for _, c := range result.ClustersTimeOut {
+		plan.timedOut = append(plan.timedOut, c.ClusterName)
+	}
+	sort.Strings(plan.timedOut)
+	if result.RecheckAfter != nil {
+		plan.recheck = *result.RecheckAfter
+	}
+	return plan
+}
+
+func groupName(k placementsdk.GroupKey) string {
+	if k.GroupName != "" {
+		return k.GroupName
+	}
+	return fmt.Sprintf("%d", k.GroupIndex)
+}
+
+func updatedAt(w *workv1.ManifestWork) *metav1.Time {
+	if t, err := time.Parse(time.RFC3339, w.Annotations[manifestwork.AnnotationUpdatedAt]); err == nil {
+		return &metav1.Time{Time: t}
+	}
+	return &w.CreationTimestamp
+}
+
+// moveTimeout is how long leaving works are kept; zero means they are removed at once.
+func moveTimeout(pmw *workv1alpha1.PlacementManifestWork) time.Duration {
+	m := pmw.Spec.MoveStrategy
+	switch {
+	case m != nil && m.Type == workv1alpha1.MoveImmediate:
+		return 0
+	case m != nil && m.Timeout != nil:
+		return m.Timeout.Duration
+	default:
+		return defaultMoveTimeout
+	}
+}
+
+// leavingSince is when a work's cluster left the decisions, if recorded.
+func leavingSince(w *workv1.ManifestWork) (time.Time, bool) {
+	t, err := time.Parse(time.RFC3339, w.Annotations[manifestwork.AnnotationLeavingSince])
+	return t, err == nil
+}
+
+// rolloutStatus and rolloutCondition describe how far the current template has reached.
+func rolloutStatus(obs *observation) (*workv1alpha1.RolloutStatus, metav1.Condition) {
+	st := &workv1alpha1.RolloutStatus{Total: int32(len(obs.clusters)), CurrentGroup: obs.rollout.currentGroup}
+	timedOut := map[string]bool{}
+	for _, c := range obs.rollout.timedOut {
+		timedOut[c] = true
+	}
+	for _, c := range obs.clusters {
+		if !obs.upToDate[c] {
+			continue
+		}
+		st.Updated++
+		switch {
+		case timedOut[c] || obs.current[c].State == health.Degraded:
+			st.Failed++
+		case obs.current[c].State == health.Healthy:
+			st.Succeeded++
+		}
+	}
+	cond := metav1.Condition{Type: workv1alpha1.ConditionRolloutComplete, Status: metav1.ConditionFalse}
+	switch {
+	case obs.rollout.err != nil:
+		cond.Reason, cond.Message = workv1alpha1.ReasonInvalidRolloutStrategy, obs.rollout.err.Error()
+	case obs.rollout.maxFailures:
+		cond.Reason = workv1alpha1.ReasonRolloutMaxFailures
+		cond.Message = fmt.Sprintf("The rollout stopped: %d of %d updated clusters failed, more than maxFailures allows; %d of %d clusters carry the current template", st.Failed, st.Updated, st.Updated, st.Total)
+	case len(obs.rollout.timedOut) > 0:
+		cond.Reason = workv1alpha1.ReasonRolloutTimeout
+		cond.Message = fmt.Sprintf("Clusters %s did not become available within progressDeadline; %d of %d clusters carry the current template", names(obs.rollout.timedOut), st.Updated, st.Total)
+	case st.Updated < st.Total:
+		cond.Reason = workv1alpha1.ReasonRolloutProgressing
+		cond.Message = fmt.Sprintf("%d of %d clusters carry the current template", st.Updated, st.Total)
+		if st.CurrentGroup != "" {
+			cond.Message += ", rolling out group " + st.CurrentGroup
+		}
+	default:
+		cond.Status, cond.Reason = metav1.ConditionTrue, workv1alpha1.ReasonRolloutSucceeded
+		cond.Message = fmt.Sprintf("All %d clusters carry the current template", st.Total)
+	}
+	return st, cond
+}

@@ -1,0 +1,272 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+)
+
+var _ = Describe("Rollout, failover and moves", func() {
+	var (
+		ctx context.Context
+		ns  string
+	)
+	T, F := metav1.ConditionTrue, metav1.ConditionFalse
+
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = newNamespace("rollout")
+		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
+	})
+
+	decide := func(clusters ...string) {
+		d := framework.Decision("p-decision-1", ns, "p")
+		if err := k8s.Create(ctx, d); apierrors.IsAlreadyExists(err) {
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(d), d)).To(Succeed())
+		} else {
+			Expect(err).NotTo(HaveOccurred())
+		}
+		framework.SetDecisions(d, clusters...)
+		Expect(k8s.Status().Update(ctx, d)).To(Succeed())
+	}
+
+	work := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork, cluster string) *workv1.ManifestWork {
+		w := &workv1.ManifestWork{}
+		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: cluster, Name: manifestwork.WorkName(manifestwork.Owner(pmw))}, w)).To(Succeed())
+		return w
+	}
+
+	hasWork := func(pmw *workv1alpha1.PlacementManifestWork, cluster string) bool {
+		err := k8s.Get(ctx, types.NamespacedName{Namespace: cluster, Name: manifestwork.WorkName(manifestwork.Owner(pmw))}, &workv1.ManifestWork{})
+		return err == nil
+	}
+
+	configValue := func(g Gomega, w *workv1.ManifestWork) string {
+		obj := map[string]any{}
+		g.Expect(json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &obj)).To(Succeed())
+		data, _ := obj["data"].(map[string]any)
+		v, _ := data["v"].(string)
+		return v
+	}
+
+	// available reports a cluster's work applied and available for its current generation, as the agent does.
+	available := func(pmw *workv1alpha1.PlacementManifestWork, cluster string, applied metav1.ConditionStatus) {
+		Eventually(func(g Gomega) {
+			w := work(g, pmw, cluster)
+			framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: applied, workv1.WorkAvailable: applied})
+			g.Expect(k8s.Status().Update(ctx, w)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+	}
+
+	setTemplateValue := func(pmw *workv1alpha1.PlacementManifestWork, v string) {
+		Eventually(func(g Gomega) {
+			cur := &workv1alpha1.PlacementManifestWork{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pmw), cur)).To(Succeed())
+			cur.Spec.ManifestWorkTemplate.Workload.Manifests = framework.MakePMW("x", ns).
+				Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": v})).Obj().Spec.ManifestWorkTemplate.Workload.Manifests
+			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+	}
+
+	getPMW := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork) *workv1alpha1.PlacementManifestWork {
+		cur := &workv1alpha1.PlacementManifestWork{}
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pmw), cur)).To(Succeed())
+		g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
+		return cur
+	}
+
+	It("rolls a template change out one cluster at a time with Progressive maxConcurrency 1", func() {
+		clusters := newClusters(3)
+		decide(clusters...)
+		one := intstr.FromInt32(1)
+		pmw := framework.MakePMW("progressive", ns).Placement("p").
+			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+		pmw.Spec.RolloutStrategy = &clusterv1alpha1.RolloutStrategy{
+			Type:        clusterv1alpha1.Progressive,
+			Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: one},
+		}
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+
+		// Clusters joining are governed too: one at a time, each when the previous one is available.
+		for i, c := range clusters {
+			Eventually(func(g Gomega) { g.Expect(hasWork(pmw, c)).To(BeTrue()) }, timeout, interval).Should(Succeed())
+			for _, later := range clusters[i+1:] {
+				Expect(hasWork(pmw, later)).To(BeFalse(), "%s got its work before %s was available", later, c)
+			}
+			available(pmw, c, T)
+		}
+		Eventually(func(g Gomega) {
+			cur := getPMW(g, pmw)
+			g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, workv1alpha1.ConditionRolloutComplete)).To(BeTrue())
+			g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, workv1alpha1.ConditionReady)).To(BeTrue())
+		}, timeout, interval).Should(Succeed())
+
+		setTemplateValue(pmw, "2")
+		for i, c := range clusters {
+			Eventually(func(g Gomega) { g.Expect(configValue(g, work(g, pmw, c))).To(Equal("2")) }, timeout, interval).Should(Succeed())
+			Consistently(func(g Gomega) {
+				for _, later := range clusters[i+1:] {
+					g.Expect(configValue(g, work(g, pmw, later))).To(Equal("1"), "%s updated before %s was available", later, c)
+				}
+			}, "500ms", interval).Should(Succeed())
+			Eventually(func(g Gomega) {
+				cur := getPMW(g, pmw)
+				g.Expect(cur.Status.Rollout).NotTo(BeNil())
+				g.Expect(cur.Status.Rollout.Updated).To(BeEquivalentTo(i + 1))
+				c := meta.FindStatusCondition(cur.Status.Conditions, workv1alpha1.ConditionRolloutComplete)
+				if i+1 < len(clusters) {
+					g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonRolloutProgressing))
+				}
+			}, timeout, interval).Should(Succeed())
+			available(pmw, c, T)
+		}
+		Eventually(func(g Gomega) {
+			cur := getPMW(g, pmw)
+			g.Expect(cur.Status.Rollout.Succeeded).To(BeEquivalentTo(3))
+			g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, workv1alpha1.ConditionRolloutComplete)).To(BeTrue())
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("stops a progressive rollout on a failure beyond maxFailures and says so", func() {
+		clusters := newClusters(3)
+		decide(clusters...)
+		pmw := framework.MakePMW("stop", ns).Placement("p").
+			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+		pmw.Spec.RolloutStrategy = &clusterv1alpha1.RolloutStrategy{
+			Type:        clusterv1alpha1.Progressive,
+			Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)},
+		}
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) { g.Expect(hasWork(pmw, clusters[0])).To(BeTrue()) }, timeout, interval).Should(Succeed())
+		available(pmw, clusters[0], F) // the first cluster fails to apply
+
+		Eventually(func(g Gomega) {
+			cur := getPMW(g, pmw)
+			c := meta.FindStatusCondition(cur.Status.Conditions, workv1alpha1.ConditionRolloutComplete)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonRolloutMaxFailures))
+			g.Expect(cur.Status.Rollout.Failed).To(BeEquivalentTo(1))
+		}, timeout, interval).Should(Succeed())
+		Consistently(func() bool { return hasWork(pmw, clusters[1]) || hasWork(pmw, clusters[2]) }, "1s", interval).Should(BeFalse())
+	})
+
+	It("moves a degraded cluster's share after the grace period and gives it back after recovery", func() {
+		clusters := newClusters(2)
+		decide(clusters...)
+		pmw := framework.MakePMW("failover", ns).Placement("p").
+			Manifest(framework.Deployment("web", "default", 4)).
+			Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default", Type: workv1alpha1.DistributionSplit,
+				Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}}).Obj()
+		pmw.Spec.Failover = &workv1alpha1.FailoverPolicy{
+			GracePeriod:    &metav1.Duration{Duration: 2 * time.Second},
+			RecoveryPeriod: &metav1.Duration{Duration: 2 * time.Second},
+		}
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+
+		replicas := func(g Gomega, cluster string) int64 {
+			obj := map[string]any{}
+			g.Expect(json.Unmarshal(work(g, pmw, cluster).Spec.Workload.Manifests[0].Raw, &obj)).To(Succeed())
+			return int64(obj["spec"].(map[string]any)["replicas"].(float64))
+		}
+		// The agent of a cluster reports its Deployment ready (or not) at its current share.
+		report := func(cluster string, ready bool) {
+			Eventually(func(g Gomega) {
+				w := work(g, pmw, cluster)
+				share := int(replicas(g, cluster))
+				r := share
+				if !ready {
+					r = 0
+				}
+				framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T})
+				framework.Feedback(w, 0, map[string]any{
+					health.FeedbackPrefix + health.Generation: 1, health.FeedbackPrefix + health.ObservedGeneration: 1,
+					health.FeedbackPrefix + health.Replicas: share, health.FeedbackPrefix + health.UpdatedReplicas: share,
+					health.FeedbackPrefix + health.ReadyReplicas: r, health.FeedbackPrefix + health.AvailableReplicas: r,
+				})
+				if !ready {
+					framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkDegraded: T})
+				} else {
+					framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkDegraded: F})
+				}
+				g.Expect(k8s.Status().Update(ctx, w)).To(Succeed())
+			}, timeout, interval).Should(Succeed())
+		}
+		Eventually(func(g Gomega) {
+			g.Expect(replicas(g, clusters[0]) + replicas(g, clusters[1])).To(BeEquivalentTo(4))
+		}, timeout, interval).Should(Succeed())
+		report(clusters[0], true)
+		report(clusters[1], true)
+		Eventually(func(g Gomega) {
+			g.Expect(getPMW(g, pmw).Status.PlacedManifestWorkSummary.Available).To(BeEquivalentTo(2))
+		}, timeout, interval).Should(Succeed())
+
+		// clusters[1] degrades: after the grace period clusters[0] carries all 4, and clusters[1] keeps its 2.
+		report(clusters[1], false)
+		Eventually(func(g Gomega) {
+			g.Expect(replicas(g, clusters[0])).To(BeEquivalentTo(4))
+			g.Expect(replicas(g, clusters[1])).To(BeEquivalentTo(2))
+			cur := getPMW(g, pmw)
+			g.Expect(cur.Status.FailedOverClusters).To(BeEquivalentTo(1))
+			g.Expect(cur.Status.Splits[0].FailedOver).To(BeEquivalentTo(2))
+		}, 3*timeout, interval).Should(Succeed())
+
+		// It recovers: after the recovery period the shares are 2/2 again.
+		report(clusters[0], true)
+		report(clusters[1], true)
+		Eventually(func(g Gomega) {
+			g.Expect(replicas(g, clusters[0])).To(BeEquivalentTo(2))
+			g.Expect(replicas(g, clusters[1])).To(BeEquivalentTo(2))
+			g.Expect(getPMW(g, pmw).Status.FailedOverClusters).To(BeZero())
+		}, 3*timeout, interval).Should(Succeed())
+	})
+
+	It("keeps a leaving cluster's work until the joining cluster is available (make before break)", func() {
+		clusters := newClusters(2)
+		decide(clusters[0])
+		pmw := framework.MakePMW("move", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) { g.Expect(hasWork(pmw, clusters[0])).To(BeTrue()) }, timeout, interval).Should(Succeed())
+		available(pmw, clusters[0], T)
+
+		decide(clusters[1]) // the workload moves from clusters[0] to clusters[1]
+		Eventually(func(g Gomega) {
+			g.Expect(hasWork(pmw, clusters[1])).To(BeTrue())
+			g.Expect(getPMW(g, pmw).Status.LeavingClusters).To(BeEquivalentTo(1))
+		}, timeout, interval).Should(Succeed())
+		Consistently(func() bool { return hasWork(pmw, clusters[0]) }, "1s", interval).Should(BeTrue())
+
+		available(pmw, clusters[1], T)
+		Eventually(func(g Gomega) {
+			g.Expect(hasWork(pmw, clusters[0])).To(BeFalse())
+			g.Expect(getPMW(g, pmw).Status.LeavingClusters).To(BeZero())
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("removes a leaving cluster's work once the move timeout passes", func() {
+		clusters := newClusters(2)
+		decide(clusters[0])
+		pmw := framework.MakePMW("timeout", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
+		pmw.Spec.MoveStrategy = &workv1alpha1.MoveStrategy{Type: workv1alpha1.MoveMakeBeforeBreak, Timeout: &metav1.Duration{Duration: 2 * time.Second}}
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) { g.Expect(hasWork(pmw, clusters[0])).To(BeTrue()) }, timeout, interval).Should(Succeed())
+		decide(clusters[1]) // clusters[1] never becomes available
+		Eventually(func(g Gomega) { g.Expect(hasWork(pmw, clusters[1])).To(BeTrue()) }, timeout, interval).Should(Succeed())
+		Eventually(func() bool { return hasWork(pmw, clusters[0]) }, timeout, interval).Should(BeFalse())
+	})
+})

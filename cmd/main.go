@@ -30,6 +30,7 @@ func main() {
 	flag.IntVar(&burst, "kube-api-burst", 400, "Client-side burst of requests to the API server.")
 	flag.IntVar(&opts.MaxConcurrentReconciles, "concurrent-reconciles", 8, "PlacementManifestWorks reconciled at once.")
 	flag.IntVar(&opts.MaxConcurrentWrites, "concurrent-writes", 32, "ManifestWork writes one reconcile runs in parallel.")
+	flag.IntVar(&opts.MaxManifestBytes, "max-manifest-bytes", 500*1024, "Largest total size of one ManifestWork's manifests; match the hub's OCM limit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()

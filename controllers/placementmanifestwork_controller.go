@@ -43,6 +43,8 @@ type PlacementManifestWorkReconciler struct {
 	client.Client
 	// MaxConcurrentWrites bounds the ManifestWork writes one reconcile runs in parallel.
 	MaxConcurrentWrites int
+	// MaxManifestBytes bounds the manifests of one ManifestWork; planner.DefaultMaxManifestBytes when 0.
+	MaxManifestBytes int
 	// Now is the clock, for score expiry; time.Now when nil.
 	Now func() time.Time
 	// Recorder records events on PlacementManifestWorks; none when nil.
@@ -176,6 +178,8 @@ type observation struct {
 	// conflicts are clusters whose namespace holds a foreign ManifestWork with the name this one would use.
 	conflicts   []string
 	writeErrors []error
+	// failedClusters are the clusters whose writes failed, sorted.
+	failedClusters []string
 	// unavailable says, per ManagedCluster that is not available, why.
 	unavailable map[string]string
 	// placement and decisions are the Placement and its PlacementDecisions, when it exists.
@@ -319,7 +323,7 @@ func DecidedClusters(decisions []clusterv1beta1.PlacementDecision) []string {
 // planInput gathers what the planner needs beyond the spec: previous shares, and cluster labels or scores
 // when a split weighs clusters by them. It also returns how soon the earliest used score expires.
 func (r *PlacementManifestWorkReconciler) planInput(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, clusters []string, owned map[string]*workv1.ManifestWork) (planner.Input, time.Duration, error) {
-	in := planner.Input{Clusters: clusters, Previous: map[string]map[string]int32{}}
+	in := planner.Input{Clusters: clusters, Previous: map[string]map[string]int32{}, MaxManifestBytes: r.MaxManifestBytes}
 	for cluster, w := range owned {
 		if shares := manifestwork.Shares(w); shares != nil {
 			in.Previous[cluster] = shares
@@ -496,11 +500,17 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 
 	var mu sync.Mutex
 	obs.written = make(map[string]*workv1.ManifestWork, len(ops))
+	failed := func(cluster string) {
+		mu.Lock()
+		obs.failedClusters = append(obs.failedClusters, cluster)
+		mu.Unlock()
+	}
 	errs := r.parallel(ctx, len(ops), func(i int) error {
 		o := ops[i]
 		if o.delete {
 			if err := r.Delete(ctx, o.existing, client.Preconditions{UID: &o.existing.UID}); client.IgnoreNotFound(err) != nil {
 				metrics.WriteErrors.WithLabelValues("delete").Inc()
+				failed(o.cluster)
 				return fmt.Errorf("cluster %s: deleting: %w", o.cluster, err)
 			}
 			return nil
@@ -526,6 +536,7 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 		}
 		if err != nil {
 			metrics.WriteErrors.WithLabelValues(operation).Inc()
+			failed(o.cluster)
 			return fmt.Errorf("cluster %s: %w", o.cluster, err)
 		}
 		mu.Lock()
@@ -538,6 +549,7 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 	})
 	obs.writeErrors = append(obs.writeErrors, errs...)
 	sort.Strings(obs.conflicts)
+	sort.Strings(obs.failedClusters)
 	if len(ops) > 0 {
 		ctrl.LoggerFrom(ctx).V(1).Info("Wrote ManifestWorks", "writes", len(ops), "failed", len(errs), "conflicts", len(obs.conflicts))
 	}

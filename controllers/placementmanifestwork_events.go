@@ -31,6 +31,7 @@ var failureReasons = map[string]bool{
 	workv1alpha1.ReasonInvalidSplitField:            true,
 	workv1alpha1.ReasonApplyFailed:                  true,
 	workv1alpha1.ReasonReplicasUnplaced:             true,
+	workv1alpha1.ReasonManifestWorkTooLarge:         true,
 	workv1alpha1.ReasonStrategyMatchesNoManifest:    true,
 	workv1alpha1.ReasonStrategyMatchesManyManifests: true,
 }

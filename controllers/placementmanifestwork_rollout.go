@@ -130,15 +130,16 @@ func planRollout(pmw *workv1alpha1.PlacementManifestWork, obs *observation, curr
 		return rolloutPlan{}
 	}
 	tracker := placementsdk.NewPlacementDecisionClustersTrackerWithGroups(obs.placement, decisionGetter(obs.decisions), nil)
+	// On an error no cluster is allowed: clusters keep what they have until the strategy is fixed.
 	if err := tracker.Refresh(); err != nil {
-		return rolloutPlan{err: err}
+		return rolloutPlan{allowed: map[string]bool{}, err: err}
 	}
 	groupOf := tracker.ExistingClusterGroupsBesides().ClusterToGroupKey()
 	handler, err := rolloutsdk.NewRolloutHandler(tracker, func(string, struct{}) (rolloutsdk.ClusterRolloutStatus, error) {
 		return rolloutsdk.ClusterRolloutStatus{}, nil
 	})
 	if err != nil {
-		return rolloutPlan{err: err}
+		return rolloutPlan{allowed: map[string]bool{}, err: err}
 	}
 	statuses := make([]rolloutsdk.ClusterRolloutStatus, 0, len(obs.clusters))
 	for _, cluster := range obs.clusters {
@@ -162,7 +163,7 @@ func planRollout(pmw *workv1alpha1.PlacementManifestWork, obs *observation, curr
 	}
 	_, result, err := handler.GetRolloutCluster(*strategy, statuses)
 	if err != nil {
-		return rolloutPlan{err: err}
+		return rolloutPlan{allowed: map[string]bool{}, err: err}
 	}
 	plan := rolloutPlan{allowed: map[string]bool{}, maxFailures: result.MaxFailureBreach}
 	for _, c := range result.ClustersToRollout {

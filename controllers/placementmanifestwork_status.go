@@ -181,7 +181,8 @@ func appliedCondition(obs *observation, outcomes []status.ClusterOutcome, summar
 			obs.workName, names(obs.conflicts))
 	case len(obs.writeErrors) > 0:
 		c.Reason = workv1alpha1.ReasonWriteFailed
-		c.Message = fmt.Sprintf("%d ManifestWork writes failed and will be retried: %v", len(obs.writeErrors), obs.writeErrors[0])
+		c.Message = fmt.Sprintf("%d ManifestWork writes failed and will be retried, for clusters %s; first error: %v",
+			len(obs.writeErrors), names(obs.failedClusters), obs.writeErrors[0])
 	default:
 		var failed []string
 		for _, o := range outcomes {

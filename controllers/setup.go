@@ -56,6 +56,8 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// MaxConcurrentWrites is how many ManifestWork writes one reconcile runs in parallel.
 	MaxConcurrentWrites int
+	// MaxManifestBytes bounds the manifests of one ManifestWork, as OCM's hub does; 500 KiB when 0.
+	MaxManifestBytes int
 }
 
 // SetupWithManager registers the field indexes and the PlacementManifestWork controller with mgr.
@@ -66,6 +68,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	r := &PlacementManifestWorkReconciler{
 		Client:              mgr.GetClient(),
 		MaxConcurrentWrites: opts.MaxConcurrentWrites,
+		MaxManifestBytes:    opts.MaxManifestBytes,
 		Recorder:            mgr.GetEventRecorder("placementmanifestwork-controller"),
 	}
 	return ctrl.NewControllerManagedBy(mgr).

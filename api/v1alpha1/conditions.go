@@ -48,6 +48,9 @@ const (
 	ReasonWriteFailed = "WriteFailed"
 	// ReasonInvalidTemplate: a manifest of the template is not a Kubernetes object; existing ManifestWorks are kept.
 	ReasonInvalidTemplate = "InvalidTemplate"
+	// ReasonManifestWorkTooLarge: a generated ManifestWork's manifests exceed OCM's size limit; existing
+	// ManifestWorks are kept.
+	ReasonManifestWorkTooLarge = "ManifestWorkTooLarge"
 	// ReasonNoClusters: no cluster is decided, so there is nothing to apply.
 	ReasonNoClusters = "NoClusters"
 )

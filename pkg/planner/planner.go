@@ -21,6 +21,10 @@ import (
 // maxListedClusters bounds how many clusters a SplitStatus names.
 const maxListedClusters = 20
 
+// DefaultMaxManifestBytes is OCM's default limit on the total size of a ManifestWork's manifests (its
+// webhook and agent reject larger works).
+const DefaultMaxManifestBytes = 500 * 1024
+
 // Input is everything the plan depends on.
 type Input struct {
 	// Clusters are the decided clusters.
@@ -34,6 +38,8 @@ type Input struct {
 	// FailedOver are decided clusters whose split shares the other clusters carry: they are left out of every
 	// division and keep their previous shares.
 	FailedOver map[string]bool
+	// MaxManifestBytes bounds the total size of one ManifestWork's manifests; DefaultMaxManifestBytes when 0.
+	MaxManifestBytes int
 }
 
 // Problem is something the user should fix, reported on the Distributed condition.
@@ -111,7 +117,29 @@ func Compute(pmw *workv1alpha1.PlacementManifestWork, manifests []template.Manif
 			return nil, err
 		}
 	}
+	if err := checkSize(plan, in.MaxManifestBytes); err != nil {
+		return nil, err
+	}
 	return plan, nil
+}
+
+// checkSize rejects a plan whose works would exceed the manifests size limit: OCM would refuse them, so the
+// works already delivered are kept instead.
+func checkSize(plan *Plan, limit int) error {
+	if limit <= 0 {
+		limit = DefaultMaxManifestBytes
+	}
+	for cluster, ms := range plan.Manifests {
+		size := 0
+		for _, m := range ms {
+			size += len(m.Raw)
+		}
+		if size > limit {
+			return &InvalidError{Reason: workv1alpha1.ReasonManifestWorkTooLarge,
+				Message: fmt.Sprintf("the manifests of the ManifestWork for cluster %s take %d bytes, more than the limit of %d; the ManifestWorks already delivered are kept", cluster, size, limit)}
+		}
+	}
+	return nil
 }
 
 func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.Manifest, spec workv1alpha1.SplitStrategy, clusters []string, in Input) error {

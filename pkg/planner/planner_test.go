@@ -197,3 +197,28 @@ func TestSplitStatusIsBounded(t *testing.T) {
 		t.Errorf("shares (-want +got):\n%s", diff)
 	}
 }
+
+func TestComputeRejectsWorksOverTheSizeLimit(t *testing.T) {
+	p := pmw(3)
+	manifests, err := ParseTemplate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		limit   int
+		wantErr bool
+	}{
+		"under the limit":        {limit: 10_000},
+		"over a small limit":     {limit: 100, wantErr: true},
+		"the default is 500 KiB": {limit: 0},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Compute(p, manifests, Input{Clusters: []string{"c1"}, MaxManifestBytes: tc.limit})
+			var invalid *InvalidError
+			if got := errors.As(err, &invalid) && invalid.Reason == workv1alpha1.ReasonManifestWorkTooLarge; got != tc.wantErr {
+				t.Errorf("Compute error = %v, want too large: %v", err, tc.wantErr)
+			}
+		})
+	}
+}

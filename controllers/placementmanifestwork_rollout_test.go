@@ -1,0 +1,87 @@
+package controllers
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+)
+
+func TestPlanRollout(t *testing.T) {
+	placement := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}
+	decision := clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Name: "p-1", Namespace: "ns",
+		Labels: map[string]string{clusterv1beta1.PlacementLabel: "p"}}}
+	for _, c := range []string{"a", "b", "c"} {
+		decision.Status.Decisions = append(decision.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c})
+	}
+	work := func(hash string) *workv1.ManifestWork {
+		return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{manifestwork.AnnotationSpecHash: hash}}}
+	}
+	progressive := func(p clusterv1alpha1.RolloutProgressive) *clusterv1alpha1.RolloutStrategy {
+		return &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive, Progressive: &p}
+	}
+	desired := map[string]string{"a": "new", "b": "new", "c": "new"}
+	cases := map[string]struct {
+		strategy    *clusterv1alpha1.RolloutStrategy
+		owned       map[string]*workv1.ManifestWork
+		current     map[string]health.ClusterResult
+		wantAllowed map[string]bool
+		wantErr     bool
+		wantBreach  bool
+	}{
+		"no strategy: every cluster": {wantAllowed: nil},
+		"maxConcurrency 1, nothing applied: the first cluster": {
+			strategy:    progressive(clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)}),
+			wantAllowed: map[string]bool{"a": true},
+		},
+		"maxConcurrency 1, the first progressing: it keeps its slot": {
+			strategy:    progressive(clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)}),
+			owned:       map[string]*workv1.ManifestWork{"a": work("new"), "b": work("old"), "c": work("old")},
+			current:     map[string]health.ClusterResult{"a": {Verdict: health.Verdict{State: health.Progressing}}},
+			wantAllowed: map[string]bool{"a": true},
+		},
+		"maxConcurrency 1, the first available: the next one": {
+			strategy:    progressive(clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)}),
+			owned:       map[string]*workv1.ManifestWork{"a": work("new"), "b": work("old"), "c": work("old")},
+			current:     map[string]health.ClusterResult{"a": {Verdict: health.Verdict{State: health.Healthy}}},
+			wantAllowed: map[string]bool{"b": true},
+		},
+		"a failure beyond maxFailures stops the rollout": {
+			strategy:    progressive(clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)}),
+			owned:       map[string]*workv1.ManifestWork{"a": work("new"), "b": work("old"), "c": work("old")},
+			current:     map[string]health.ClusterResult{"a": {Verdict: health.Verdict{State: health.Degraded}}},
+			wantAllowed: map[string]bool{"a": true},
+			wantBreach:  true,
+		},
+		"a malformed deadline allows nothing and is an error": {
+			strategy:    progressive(clusterv1alpha1.RolloutProgressive{RolloutConfig: clusterv1alpha1.RolloutConfig{ProgressDeadline: "soon"}}),
+			wantAllowed: map[string]bool{},
+			wantErr:     true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pmw := &workv1alpha1.PlacementManifestWork{Spec: workv1alpha1.PlacementManifestWorkSpec{RolloutStrategy: tc.strategy}}
+			obs := &observation{placement: placement, decisions: []clusterv1beta1.PlacementDecision{decision},
+				clusters: []string{"a", "b", "c"}, owned: tc.owned}
+			got := planRollout(pmw, obs, tc.current, desired)
+			if (got.err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error: %v", got.err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.wantAllowed, got.allowed); diff != "" {
+				t.Errorf("allowed (-want +got):\n%s", diff)
+			}
+			if got.maxFailures != tc.wantBreach {
+				t.Errorf("maxFailures = %v, want %v", got.maxFailures, tc.wantBreach)
+			}
+		})
+	}
+}

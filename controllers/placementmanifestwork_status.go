@@ -33,6 +33,13 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	base := health.Inputs(obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
 	outcomes := make([]status.ClusterOutcome, 0, len(clusters))
 	for _, c := range clusters {
+		// A cluster whose work this reconcile did not write was already judged before the writes.
+		if _, written := obs.written[c]; !written {
+			if r, ok := obs.current[c]; ok {
+				outcomes = append(outcomes, status.ClusterOutcome{Cluster: c, ClusterResult: r})
+				continue
+			}
+		}
 		w := obs.work(c)
 		outcomes = append(outcomes, status.ClusterOutcome{Cluster: c, ClusterResult: health.Cluster(health.ClusterInput{
 			Work:        w,

@@ -28,7 +28,14 @@ envtest: ## Build kube-apiserver and etcd from Go modules into bin/ (once) and p
 
 .PHONY: test
 test: verify ## Run every test: unit and envtest integration suites against a real kube-apiserver.
-	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh)" go test ./... -race -coverprofile cover.out
+	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh)" go test ./... -race -timeout 30m -coverprofile cover.out
+
+.PHONY: test-e2e
+test-e2e: ## Run the end-to-end suite: a real OCM hub and three spokes, all local processes (docs/e2e.md).
+	hack/kube-binaries.sh --all >/dev/null
+	hack/ocm-binaries.sh >/dev/null
+	hack/kwok-binary.sh >/dev/null
+	go test ./test/e2e/... -tags e2e -v -timeout 30m
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests only (no API server).
@@ -44,6 +51,10 @@ build: ## Build the manager binary.
 run: ## Run the manager against the hub of the current kubeconfig.
 	go run ./cmd
 
+.PHONY: sandbox
+sandbox: ## Run a local hub with simulated clusters, OCM's placement controller, the manager and the samples until Ctrl-C (flags: ARGS="--clusters 8").
+	go run ./cmd/sandbox $(ARGS)
+
 .PHONY: install
 install: manifests ## Install the CRD into the hub of the current kubeconfig.
 	kubectl apply --server-side -f config/crd/bases
@@ -52,6 +63,59 @@ install: manifests ## Install the CRD into the hub of the current kubeconfig.
 docker-build: ## Build the container image (needs a Docker engine).
 	docker build -t $(IMG) .
 
+.PHONY: docker-push
+docker-push: ## Push the container image IMG.
+	docker push $(IMG)
+
+##@ Deployment
+
+.PHONY: deploy
+deploy: ## Install the CRD, RBAC and manager (config/default) with image IMG into the hub of the current kubeconfig.
+	kubectl kustomize config/default | sed 's|image: placement-manifestwork:dev$$|image: $(IMG)|' | kubectl apply --server-side --force-conflicts -f -
+
+.PHONY: undeploy
+undeploy: ## Delete every PlacementManifestWork (while the manager runs, so their ManifestWorks go), then what make deploy installed.
+	-kubectl delete placementmanifestworks --all --all-namespaces --wait --timeout=5m
+	kubectl kustomize config/default | kubectl delete --ignore-not-found -f -
+
+.PHONY: chart
+chart: manifests ## Copy the CRD and the RBAC rules from config/ into the Helm chart (hack/chart-sync.sh).
+	hack/chart-sync.sh
+
+.PHONY: verify-chart
+verify-chart: ## Fail when the chart's CRD or RBAC rules differ from config/ (fix: make chart).
+	hack/chart-sync.sh --verify
+
+.PHONY: helm
+helm: ## Build helm from Go modules into bin/helm/ (once) and print its directory.
+	@hack/helm-binary.sh
+
+.PHONY: chart-lint
+chart-lint: verify-chart ## Lint the Helm chart and render it with its default values.
+	helm="$$(hack/helm-binary.sh)/helm" && "$$helm" lint --strict charts/placement-manifestwork && "$$helm" template placement-manifestwork charts/placement-manifestwork >/dev/null
+
+.PHONY: test-deploy
+test-deploy: ## Test the chart, config/, RBAC, Dockerfile and operator docs against an envtest hub (test/deploy).
+	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh)" HELM="$$(hack/helm-binary.sh)/helm" go test ./test/deploy/... -count=1 -v
+
 .PHONY: help
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  %-16s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Benchmarks
+
+BENCH_SIZES ?= 100,1000,5000
+BENCH_MANY ?= 500x20
+BENCH_STEADY ?= 60s
+BENCH_ARGS ?=
+
+.PHONY: bench
+bench: ## Benchmark the manager at fleet scale beside the API server's limit and OCM's ManifestWorkReplicaSet controller (about 35 min; BENCH_SIZES=100,1000,5000 BENCH_MANY=500x20); writes bin/bench/results.{md,json} and docs/performance.png.
+	CGO_ENABLED=0 go build -trimpath -o bin/manager ./cmd
+	ocm="$$(hack/ocm-binaries.sh work)" && KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh)" go run ./test/bench -sizes=$(BENCH_SIZES) -many=$(BENCH_MANY) -steady=$(BENCH_STEADY) -manager=bin/manager -ocm-work="$$ocm/work" -out=bin/bench $(BENCH_ARGS)
+	cd test/bench/plot && go run . -in ../../../bin/bench/results.json -out ../../../docs/performance.png
+
+.PHONY: bench-smoke
+bench-smoke: ## The benchmark's smallest row only (100 clusters, no peer, 10 s steady state): checks that it completes, not how fast (what CI runs).
+	CGO_ENABLED=0 go build -trimpath -o bin/manager ./cmd
+	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh)" go run ./test/bench -sizes=100 -many=20x5 -steady=10s -peer=false -manager=bin/manager -out=bin/bench-smoke $(BENCH_ARGS)

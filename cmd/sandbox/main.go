@@ -38,10 +38,6 @@ func run() int {
 	flag.Parse()
 	cfg.FailApply, cfg.NeverReady = sandbox.SplitList(failApply), sandbox.SplitList(neverReady)
 	cfg.Namespaces = sandbox.SplitList(namespaces)
-	if cfg.Once && cfg.Duration > 0 {
-		fmt.Fprintln(os.Stderr, "sandbox: --once and --duration exclude each other")
-		return 2
-	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "sandbox: %v\n", err)
 		return 2

@@ -23,7 +23,8 @@ type ClusterResult struct {
 	Verdict
 	// Applied is true when the work reports Applied=True for its current generation.
 	Applied bool
-	// Manifests holds, per manifest index, its verdict and feedback; nil before the work is applied.
+	// Manifests holds, per manifest index, its verdict and feedback; nil before the agent reports the work's
+	// current generation.
 	Manifests []ManifestResult
 }
 
@@ -54,7 +55,9 @@ func Cluster(in ClusterInput) ClusterResult {
 	}
 	is := func(t string, s metav1.ConditionStatus) bool { c := current(t); return c != nil && c.Status == s }
 	res := ClusterResult{Applied: is(workv1.WorkApplied, metav1.ConditionTrue)}
-	if res.Applied {
+	if current(workv1.WorkApplied) != nil {
+		// The agent reported this generation, applied or not: its per-manifest report is current too, so a
+		// manifest that failed to apply counts as degraded in the per-manifest aggregates as well.
 		res.Manifests = manifests(in)
 	}
 	switch {

@@ -1,0 +1,110 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+)
+
+// LoadSamples reads every object of the YAML files in dir (kustomization.yaml aside), in file order.
+func LoadSamples(dir string) ([]*unstructured.Unstructured, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("listing samples: %w", err)
+	}
+	sort.Strings(files)
+	var out []*unstructured.Unstructured
+	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
+		objs, err := decodeFile(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+	if len(SamplePMWs(out)) == 0 {
+		return nil, fmt.Errorf("no PlacementManifestWork in %s", dir)
+	}
+	return out, nil
+}
+
+func decodeFile(path string) ([]*unstructured.Unstructured, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading sample: %w", err)
+	}
+	defer f.Close()
+	return DecodeObjects(f, path)
+}
+
+// DecodeObjects decodes a multi-document YAML or JSON stream; empty documents are skipped.
+func DecodeObjects(r io.Reader, name string) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
+	var out []*unstructured.Unstructured
+	for {
+		obj := &unstructured.Unstructured{}
+		err := dec.Decode(&obj.Object)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("decoding %s: %w", name, err)
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		if obj.GetKind() == "" || obj.GetName() == "" {
+			return nil, fmt.Errorf("decoding %s: an object without kind or metadata.name", name)
+		}
+		out = append(out, obj)
+	}
+}
+
+// SamplePMWs names the PlacementManifestWorks among objs; the namespace defaults to SampleNamespace, as
+// kubectl apply without -n would place it.
+func SamplePMWs(objs []*unstructured.Unstructured) []types.NamespacedName {
+	var out []types.NamespacedName
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		if gvk.Group != workv1alpha1.GroupVersion.Group || gvk.Kind != "PlacementManifestWork" {
+			continue
+		}
+		ns := o.GetNamespace()
+		if ns == "" {
+			ns = SampleNamespace
+		}
+		out = append(out, types.NamespacedName{Namespace: ns, Name: o.GetName()})
+	}
+	return out
+}
+
+// applySamples creates the sample objects; ones that exist already are left as they are.
+func applySamples(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		o = o.DeepCopy()
+		if o.GetNamespace() == "" {
+			if namespaced, err := c.IsObjectNamespaced(o); err == nil && namespaced {
+				o.SetNamespace(SampleNamespace)
+			}
+		}
+		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating sample %s %s: %w", o.GetKind(), strings.TrimPrefix(o.GetNamespace()+"/"+o.GetName(), "/"), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+// Package sandbox_test is the smoke test of `make sandbox`: it runs the sandbox as the command does, with
+// --once, and checks that the samples reach their goal on every simulated cluster and that nothing the run
+// started outlives it.
+package sandbox_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/sandbox"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+)
+
+const clusters = 4
+
+var (
+	hello = types.NamespacedName{Namespace: "default", Name: "hello"}
+	web   = types.NamespacedName{Namespace: "default", Name: "web"}
+)
+
+func TestSandboxSamplesSettle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts kube-apiserver, etcd and OCM's placement controller")
+	}
+	// Run logs through its own loggers; this only keeps controller-runtime from warning that none was set.
+	ctrllog.SetLogger(ctrllog.Log.WithSink(ctrllog.NullLogSink{}))
+
+	samplesDir := filepath.Join(framework.RepoRoot(), "config", "samples")
+	webTotal := splitTotal(t, samplesDir, web)
+
+	var out bytes.Buffer
+	// The first run on a machine builds the placement controller (about 5 minutes on two cores); the settle
+	// timeout only starts once the hub is up.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	start := time.Now()
+	res, err := sandbox.Run(ctx, sandbox.Config{
+		Clusters:   clusters,
+		Once:       true,
+		Timeout:    2 * time.Minute,
+		ReadyDelay: time.Second,
+		WorkDir:    t.TempDir(),
+		SamplesDir: samplesDir,
+		Out:        &out,
+		// Build progress goes straight to the test's output, so a first, slow run shows why it is slow.
+		BuildOutput: os.Stderr,
+	})
+	t.Logf("sandbox ran for %s", time.Since(start).Round(100*time.Millisecond))
+	if err != nil || t.Failed() {
+		t.Logf("sandbox output:\n%s", out.String())
+	}
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+
+	t.Run("both samples are available on every cluster", func(t *testing.T) {
+		if !res.Settled {
+			t.Errorf("Run returned without the samples settled")
+		}
+		if got := len(res.Final.Clusters); got != clusters {
+			t.Errorf("%d clusters, want %d", got, clusters)
+		}
+		for _, name := range []types.NamespacedName{hello, web} {
+			p := pmw(t, res.Final, name)
+			s := p.Summary
+			if s.Total != clusters || s.Applied != clusters || s.Available != clusters || s.Progressing != 0 || s.Degraded != 0 {
+				t.Errorf("%s summary %+v, want all %d clusters applied and available", name, s, clusters)
+			}
+			for _, c := range res.Final.Clusters {
+				if w, ok := work(c, name); !ok || !w.Ready() {
+					t.Errorf("%s on %s: work %+v, want every workload ready", name, c.Name, w)
+				}
+			}
+		}
+	})
+
+	t.Run("the split sample's shares sum to its total", func(t *testing.T) {
+		p := pmw(t, res.Final, web)
+		if len(p.Splits) != 1 {
+			t.Fatalf("%s splits %+v, want one", web, p.Splits)
+		}
+		if sp := p.Splits[0]; sp.Total != webTotal || sp.Placed != webTotal || sp.Unplaced != 0 {
+			t.Errorf("split status %+v, want total and placed %d", sp, webTotal)
+		}
+		var sum int64
+		for _, c := range res.Final.Clusters {
+			w, _ := work(c, web)
+			for _, wl := range w.Workloads {
+				if wl.Kind == "Deployment" && wl.Name == web.Name {
+					if !wl.Split || wl.Desired < 1 || wl.Desired > 4 {
+						t.Errorf("share on %s: %+v, want a split share within the sample's limitRange [1, 4]", c.Name, wl)
+					}
+					sum += wl.Desired
+				}
+			}
+		}
+		if sum != int64(webTotal) {
+			t.Errorf("the clusters' ManifestWorks carry %d replicas of %s, want %d", sum, web, webTotal)
+		}
+	})
+
+	t.Run("nothing the run started is left", func(t *testing.T) {
+		if res.PlacementPID == 0 {
+			t.Fatalf("no placement controller pid recorded")
+		}
+		if err := syscall.Kill(res.PlacementPID, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("the placement controller (pid %d) still exists: %v", res.PlacementPID, err)
+		}
+		if len(res.Markers) == 0 {
+			t.Errorf("no kube-apiserver or etcd markers recorded")
+		}
+		if pids, err := sandbox.ProcessesMentioning(res.Markers); err != nil || len(pids) > 0 {
+			t.Errorf("kube-apiserver or etcd still running: pids %v (%v)", pids, err)
+		}
+		if _, err := os.Stat(res.RunDir); !os.IsNotExist(err) {
+			t.Errorf("the run's folder %s is still there: %v", res.RunDir, err)
+		}
+	})
+}
+
+func pmw(t *testing.T, s sandbox.Snapshot, name types.NamespacedName) sandbox.PMWView {
+	t.Helper()
+	for _, p := range s.PMWs {
+		if p.NamespacedName == name {
+			return p
+		}
+	}
+	t.Fatalf("%s is not on the hub", name)
+	return sandbox.PMWView{}
+}
+
+func work(c sandbox.ClusterView, owner types.NamespacedName) (sandbox.WorkView, bool) {
+	for _, w := range c.Works {
+		if w.Owner == owner.String() {
+			return w, true
+		}
+	}
+	return sandbox.WorkView{}, false
+}
+
+// splitTotal reads the total of the split sample's Deployment from the sample itself, so the test follows the
+// sample if it changes.
+func splitTotal(t *testing.T, dir string, name types.NamespacedName) int32 {
+	t.Helper()
+	objs, err := sandbox.LoadSamples(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetKind() != "PlacementManifestWork" || o.GetName() != name.Name {
+			continue
+		}
+		var p workv1alpha1.PlacementManifestWork
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &p); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range p.Spec.DistributionStrategy {
+			if s.Type != workv1alpha1.DistributionSplit {
+				continue
+			}
+			for _, raw := range p.Spec.ManifestWorkTemplate.Workload.Manifests {
+				m := &unstructured.Unstructured{}
+				if err := m.UnmarshalJSON(raw.Raw); err != nil {
+					t.Fatal(err)
+				}
+				if m.GetName() == s.Name && m.GetKind() == "Deployment" {
+					return int32(sandbox.DesiredReplicas(m))
+				}
+			}
+		}
+	}
+	t.Fatalf("no split Deployment in sample %s", name)
+	return 0
+}

@@ -28,7 +28,7 @@ envtest: ## Build kube-apiserver and etcd from Go modules into bin/ (once) and p
 
 .PHONY: test
 test: verify ## Run every test: unit and envtest integration suites against a real kube-apiserver.
-	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh)" go test ./... -race -timeout 30m -coverprofile cover.out
+	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh)" HELM="$$(hack/helm-binary.sh)/helm" go test ./... -race -timeout 30m -coverprofile cover.out
 
 .PHONY: test-e2e
 test-e2e: ## Run the end-to-end suite: a real OCM hub and three spokes, all local processes (docs/e2e.md).

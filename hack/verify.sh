@@ -11,6 +11,7 @@ checksums() { generated | xargs sha256sum; }
 
 before=$(checksums)
 make --no-print-directory generate manifests >/dev/null
+hack/chart-sync.sh --verify
 go mod tidy
 after=$(checksums)
 if [[ "$before" != "$after" ]]; then

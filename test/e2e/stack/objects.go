@@ -1,0 +1,134 @@
+//go:build e2e
+
+package stack
+
+import (
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
+)
+
+const (
+	// ClusterSet is the ManagedClusterSet every spoke joins.
+	ClusterSet = "e2e"
+	// BoundNamespace is the hub namespace bound to ClusterSet at start, for poking at the stack by hand.
+	BoundNamespace = "default"
+	// HubNamespace is where the placement controller records events, as on a real hub.
+	HubNamespace = "open-cluster-management-hub"
+	// AgentNamespace is the work agents' own namespace on each spoke (events, and the readiness canary).
+	AgentNamespace = "open-cluster-management-agent"
+
+	// kwokNodeAnnotation marks the Nodes kwok manages (its --manage-nodes-with-annotation-selector).
+	kwokNodeAnnotation = "kwok.x-k8s.io/node"
+	// canaryName names the objects Start uses to check the placement controller and every work agent.
+	canaryName = "e2e-canary"
+)
+
+// HubScheme has every type the stack and the tests read on the hub: the manager's and ManagedClusterSets.
+func HubScheme() *runtime.Scheme {
+	s := controllers.Scheme()
+	if err := clusterv1beta2.AddToScheme(s); err != nil {
+		panic(err) // adding static types cannot fail at run time
+	}
+	return s
+}
+
+// managedCluster is a ManagedCluster as it stands once its registration agent has joined and the hub has
+// accepted it: there is no registration agent here, so the stack plays it. Its status is written separately.
+func managedCluster(name string, extraLabels map[string]string) *clusterv1.ManagedCluster {
+	labels := map[string]string{clusterv1beta2.ClusterSetLabel: ClusterSet, "name": name}
+	for k, v := range extraLabels {
+		labels[k] = v
+	}
+	return &clusterv1.ManagedCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec:       clusterv1.ManagedClusterSpec{HubAcceptsClient: true},
+	}
+}
+
+// managedClusterStatus is what the registration agent and controller report for a healthy cluster; the
+// placement controller only decides available clusters. No lease controller runs on this hub, so the status
+// stays as written.
+func managedClusterStatus(now metav1.Time) clusterv1.ManagedClusterStatus {
+	cond := func(t, reason string) metav1.Condition {
+		return metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: reason, Message: "Written by the e2e stack", LastTransitionTime: now}
+	}
+	res := clusterv1.ResourceList{
+		clusterv1.ResourceCPU:    resource.MustParse("32"),
+		clusterv1.ResourceMemory: resource.MustParse("256Gi"),
+	}
+	return clusterv1.ManagedClusterStatus{
+		Conditions: []metav1.Condition{
+			cond(clusterv1.ManagedClusterConditionHubAccepted, "HubClusterAdminAccepted"),
+			cond(clusterv1.ManagedClusterConditionJoined, "ManagedClusterJoined"),
+			cond(clusterv1.ManagedClusterConditionAvailable, "ManagedClusterAvailable"),
+		},
+		Capacity:    res,
+		Allocatable: res,
+	}
+}
+
+// clusterSet selects the spokes by the exclusive clusterset label.
+func clusterSet() *clusterv1beta2.ManagedClusterSet {
+	return &clusterv1beta2.ManagedClusterSet{
+		ObjectMeta: metav1.ObjectMeta{Name: ClusterSet},
+		Spec: clusterv1beta2.ManagedClusterSetSpec{
+			ClusterSelector: clusterv1beta2.ManagedClusterSelector{SelectorType: clusterv1beta2.ExclusiveClusterSetLabel},
+		},
+	}
+}
+
+// boundCondition is what OCM's registration controller writes on a binding whose set exists; the placement
+// controller ignores bindings without it.
+func boundCondition(now metav1.Time) metav1.Condition {
+	return metav1.Condition{
+		Type: clusterv1beta2.ClusterSetBindingBoundType, Status: metav1.ConditionTrue,
+		Reason: "ClusterSetBound", Message: "Written by the e2e stack", LastTransitionTime: now,
+	}
+}
+
+// kwokNode is a fake Node for kwok to run pods on. kwok fills in its status (Ready, capacity) and keeps its
+// lease; without a taint, the scheduler puts every pod there.
+func kwokNode(name string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+		Name:        name,
+		Annotations: map[string]string{kwokNodeAnnotation: "fake"},
+		Labels:      map[string]string{"type": "kwok", corev1.LabelHostname: name, corev1.LabelOSStable: "linux"},
+	}}
+}
+
+// canaryPlacement selects every cluster of the set bound to namespace.
+func canaryPlacement(namespace string) *clusterv1beta1.Placement {
+	return &clusterv1beta1.Placement{
+		ObjectMeta: metav1.ObjectMeta{Name: canaryName, Namespace: namespace},
+		Spec:       clusterv1beta1.PlacementSpec{ClusterSets: []string{ClusterSet}},
+	}
+}
+
+// canaryWork puts a ConfigMap in the agent's namespace of one spoke.
+func canaryWork(cluster string) (*workv1.ManifestWork, error) {
+	raw, err := json.Marshal(&corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: canaryName, Namespace: AgentNamespace},
+		Data:       map[string]string{"cluster": cluster},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("encoding the canary ConfigMap: %w", err)
+	}
+	return &workv1.ManifestWork{
+		ObjectMeta: metav1.ObjectMeta{Name: canaryName, Namespace: cluster},
+		Spec: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{
+			Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}},
+		}},
+	}, nil
+}

@@ -1,0 +1,584 @@
+//go:build e2e
+
+// Package stack runs a real Open Cluster Management hub and spoke clusters on one machine, every component a
+// plain process built from Go modules: no containers, no kind.
+//
+//   - The hub: kube-apiserver and etcd (envtest) with the OCM and PlacementManifestWork CRDs, OCM's placement
+//     controller and the PlacementManifestWork manager binary.
+//   - Each spoke: its own kube-apiserver and etcd, kube-controller-manager, kube-scheduler and kwok with one
+//     fake Node (so Deployments, ReplicaSets and Jobs really roll out and pods become Ready), and OCM's work
+//     agent connected to the hub for the spoke's cluster namespace.
+//
+// The stack plays OCM's registration: it registers every spoke as an accepted, available ManagedCluster in
+// the ManagedClusterSet "e2e" and binds the set to namespaces (BindClusterSet). docs/e2e.md describes it.
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+)
+
+// appliedManifestWorkCRD is the one CRD a spoke needs (the work agent records what it applied there), relative
+// to the open-cluster-management.io/api module.
+const appliedManifestWorkCRD = "work/v1/0000_01_work.open-cluster-management.io_appliedmanifestworks.crd.yaml"
+
+// readyTimeout bounds each readiness check of Start: generous for a machine shared with builds.
+const readyTimeout = 2 * time.Minute
+
+// Options describe a stack.
+type Options struct {
+	// Binaries are the programs to run (BuildBinaries).
+	Binaries Binaries
+	// Dir is the run's folder (kubeconfigs, logs, certificates, etcd data); a new temporary one when empty.
+	Dir string
+	// Spokes is the number of spoke clusters, named cluster1..clusterN; 3 when zero.
+	Spokes int
+	// ClusterLabels are put on every ManagedCluster besides the clusterset label and "name".
+	ClusterLabels map[string]string
+	// StatusSyncInterval is how often the work agents report status and feedback to the hub; 2s when zero
+	// (the agent's own default of 10s makes every status check wait about 11s).
+	StatusSyncInterval time.Duration
+	// Progress receives one line per start-up step; nil discards them.
+	Progress io.Writer
+}
+
+// Cluster is the hub or one spoke.
+type Cluster struct {
+	// Name is "hub" or the spoke's ManagedCluster name.
+	Name string
+	// Kubeconfig is an admin (system:masters) kubeconfig file.
+	Kubeconfig string
+	// Config is the same admin's client configuration.
+	Config *rest.Config
+	// Client is a client of that admin: HubScheme on the hub, client-go's scheme on spokes.
+	Client client.Client
+
+	env *envtest.Environment
+}
+
+// Stack is a running hub with its spokes.
+type Stack struct {
+	// Dir is the run's folder; Stop leaves it in place (see Remove).
+	Dir    string
+	Hub    *Cluster
+	Spokes []*Cluster
+
+	opts         Options
+	tmpDir       string
+	managerProbe string
+	watchdog     *watchdog
+
+	mu      sync.Mutex
+	procs   []*process
+	stopped bool
+}
+
+// Start starts the hub and the spokes, registers the spokes and returns once the placement controller
+// decides every spoke and every work agent has applied and removed a canary ManifestWork. On error everything
+// already started is stopped; the folder is kept for its logs.
+func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
+	if opts.Spokes == 0 {
+		opts.Spokes = 3
+	}
+	if opts.StatusSyncInterval == 0 {
+		opts.StatusSyncInterval = 2 * time.Second
+	}
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	s := &Stack{Dir: opts.Dir, opts: opts}
+	if s.Dir == "" {
+		if s.Dir, err = os.MkdirTemp("", "pmw-e2e-"); err != nil {
+			return nil, fmt.Errorf("creating the run's folder: %w", err)
+		}
+	}
+	s.tmpDir = filepath.Join(s.Dir, "tmp")
+	for _, d := range []string{s.tmpDir, filepath.Join(s.Dir, "logs")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", d, err)
+		}
+	}
+	if s.watchdog, err = startWatchdog(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, s.Stop())
+		}
+	}()
+
+	s.Hub = &Cluster{Name: "hub"}
+	for i := range opts.Spokes {
+		s.Spokes = append(s.Spokes, &Cluster{Name: fmt.Sprintf("cluster%d", i+1)})
+	}
+	s.progress("starting %d API servers (hub and %d spokes) in %s", len(s.Spokes)+1, len(s.Spokes), s.Dir)
+	if err := s.startAPIServers(); err != nil {
+		return nil, err
+	}
+	for _, c := range s.Spokes {
+		s.progress("starting %s: kube-controller-manager, kube-scheduler, kwok, work agent", c.Name)
+		if err := s.startSpoke(ctx, c); err != nil {
+			return nil, fmt.Errorf("starting spoke %s: %w", c.Name, err)
+		}
+	}
+	s.progress("starting the hub's placement controller and the manager; registering the spokes")
+	if err := s.startHub(ctx); err != nil {
+		return nil, fmt.Errorf("starting the hub: %w", err)
+	}
+	if err := s.register(ctx); err != nil {
+		return nil, fmt.Errorf("registering the spokes: %w", err)
+	}
+	if err := s.BindClusterSet(ctx, BoundNamespace); err != nil {
+		return nil, err
+	}
+	s.progress("waiting for the manager, the spokes' nodes, the placement controller and every work agent")
+	if err := s.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Stack) progress(format string, args ...any) {
+	_, _ = fmt.Fprintf(s.opts.Progress, "e2e stack: "+format+"\n", args...)
+}
+
+// startAPIServers starts every cluster's kube-apiserver and etcd at once: most of their start-up is waiting
+// (etcd, CRDs becoming established), so in parallel it takes about as long as one.
+func (s *Stack) startAPIServers() error {
+	crds, err := framework.CRDPaths()
+	if err != nil {
+		return err
+	}
+	apiDir, err := framework.ModuleDir("open-cluster-management.io/api")
+	if err != nil {
+		return err
+	}
+	clusters := append([]*Cluster{s.Hub}, s.Spokes...)
+	errs := make([]error, len(clusters))
+	var wg sync.WaitGroup
+	for i, c := range clusters {
+		wg.Go(func() {
+			if c == s.Hub {
+				errs[i] = s.startAPIServer(c, crds, false)
+			} else {
+				errs[i] = s.startAPIServer(c, []string{filepath.Join(apiDir, appliedManifestWorkCRD)}, true)
+			}
+		})
+	}
+	wg.Wait()
+	// envtest does not tell the PIDs of the processes it started; they are this process's only children so far
+	// besides the watchdog.
+	s.watchdog.watch(childPIDs()...)
+	return errors.Join(errs...)
+}
+
+// startAPIServer starts one cluster's etcd and kube-apiserver with its CRDs and writes an admin kubeconfig.
+// Spokes get ServiceAccount admission back (envtest turns it off): pods then get their ServiceAccount as on a
+// real cluster, with kube-controller-manager minting the tokens.
+func (s *Stack) startAPIServer(c *Cluster, crds []string, spoke bool) error {
+	dir := filepath.Join(s.Dir, c.Name)
+	apiLog, err := os.Create(filepath.Join(s.Dir, "logs", c.Name+"-kube-apiserver.log"))
+	if err != nil {
+		return fmt.Errorf("creating a log: %w", err)
+	}
+	defer apiLog.Close()
+	etcdLog, err := os.Create(filepath.Join(s.Dir, "logs", c.Name+"-etcd.log"))
+	if err != nil {
+		return fmt.Errorf("creating a log: %w", err)
+	}
+	defer etcdLog.Close()
+
+	c.env = &envtest.Environment{
+		CRDDirectoryPaths:     crds,
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: s.opts.Binaries.KubeDir,
+	}
+	// Kept in the run's folder so a contributor finds the certificates and the service-account key there.
+	c.env.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(dir, "etcd"), Out: etcdLog, Err: etcdLog}
+	api := c.env.ControlPlane.GetAPIServer()
+	api.CertDir = filepath.Join(dir, "pki")
+	api.Out, api.Err = apiLog, apiLog
+	for _, d := range []string{c.env.ControlPlane.Etcd.DataDir, api.CertDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("creating %s: %w", d, err)
+		}
+	}
+	if spoke {
+		api.Configure().Set("disable-admission-plugins", "")
+	}
+	if _, err := c.env.Start(); err != nil {
+		// Start may fail after etcd is up; Stop ends whatever did start.
+		err = errors.Join(fmt.Errorf("starting the API server of %s: %w", c.Name, err), c.env.Stop())
+		c.env = nil
+		return err
+	}
+	user, err := c.env.AddUser(envtest.User{Name: "e2e-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return fmt.Errorf("adding an admin to %s: %w", c.Name, err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return fmt.Errorf("writing the kubeconfig of %s: %w", c.Name, err)
+	}
+	c.Kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(c.Kubeconfig, kubeconfig, 0o600); err != nil {
+		return fmt.Errorf("writing the kubeconfig of %s: %w", c.Name, err)
+	}
+	c.Config = user.Config()
+	scheme := clientgoscheme.Scheme
+	if !spoke {
+		scheme = HubScheme()
+	}
+	if c.Client, err = client.New(c.Config, client.Options{Scheme: scheme}); err != nil {
+		return fmt.Errorf("creating a client of %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// startSpoke starts the spoke's controllers, kwok with its Node, and the work agent.
+func (s *Stack) startSpoke(ctx context.Context, c *Cluster) error {
+	b := s.opts.Binaries
+	ports := make([]int, 3)
+	for i := range ports {
+		p, err := freePort()
+		if err != nil {
+			return err
+		}
+		ports[i] = p
+	}
+	kubeconfigs := []string{"--kubeconfig=" + c.Kubeconfig, "--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig}
+	// The root CA stays unset: envtest's apiserver.crt is a serving certificate, not a CA.
+	kcm := slices.Concat(kubeconfigs, []string{"--leader-elect=false", "--controllers=*", "--use-service-account-credentials=false",
+		"--service-account-private-key-file=" + filepath.Join(c.env.ControlPlane.APIServer.CertDir, "sa-signer.key"),
+		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[0])})
+	if err := s.startProcess(c.Name+"-kube-controller-manager", filepath.Join(b.KubeDir, "kube-controller-manager"), kcm); err != nil {
+		return err
+	}
+	// kwok does not schedule pods.
+	sched := slices.Concat(kubeconfigs, []string{"--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[1])})
+	if err := s.startProcess(c.Name+"-kube-scheduler", filepath.Join(b.KubeDir, "kube-scheduler"), sched); err != nil {
+		return err
+	}
+	// kwok's "fast" stages (nodes Ready with a lease, pods Running and Ready at once, Job pods completing), and
+	// not a ~/.kwok/kwok.yaml of the user's.
+	kwok := []string{"--kubeconfig=" + c.Kubeconfig, "--config=" + filepath.Join(b.KwokDir, "stages.yaml"), "--manage-all-nodes=false",
+		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+		"--node-lease-duration-seconds=40", "--cidr=10.0.0.1/24"}
+	if err := s.startProcess(c.Name+"-kwok", filepath.Join(b.KwokDir, "kwok"), kwok); err != nil {
+		return err
+	}
+	if err := c.Client.Create(ctx, kwokNode("kwok-node-0")); err != nil {
+		return fmt.Errorf("creating the kwok node: %w", err)
+	}
+	if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: AgentNamespace}}); err != nil {
+		return fmt.Errorf("creating the agent's namespace: %w", err)
+	}
+	// The hub connection is read from --workload-source-config; --hub-kubeconfig alone is not enough.
+	agent := []string{"agent", "--spoke-cluster-name=" + c.Name, "--agent-id=" + c.Name + "-agent",
+		"--kubeconfig=" + c.Kubeconfig,
+		"--workload-source-config=" + s.Hub.Kubeconfig, "--hub-kubeconfig=" + s.Hub.Kubeconfig,
+		"--namespace=" + AgentNamespace, "--disable-leader-election",
+		"--status-sync-interval=" + s.opts.StatusSyncInterval.String(),
+		"--listen=127.0.0.1:" + strconv.Itoa(ports[2])}
+	return s.startProcess(c.Name+"-work-agent", filepath.Join(b.OCMDir, "work"), agent)
+}
+
+// startHub starts the placement controller and the manager.
+func (s *Stack) startHub(ctx context.Context) error {
+	if err := s.Hub.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: HubNamespace}}); err != nil {
+		return fmt.Errorf("creating %s: %w", HubNamespace, err)
+	}
+	placementPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	placement := []string{"controller", "--kubeconfig=" + s.Hub.Kubeconfig, "--namespace=" + HubNamespace,
+		"--disable-leader-election", "--listen=127.0.0.1:" + strconv.Itoa(placementPort)}
+	if err := s.startProcess("hub-placement-controller", filepath.Join(s.opts.Binaries.OCMDir, "placement"), placement); err != nil {
+		return err
+	}
+	probePort, err := freePort()
+	if err != nil {
+		return err
+	}
+	s.managerProbe = "http://127.0.0.1:" + strconv.Itoa(probePort) + "/readyz"
+	manager := []string{"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probePort)}
+	return s.startProcess("hub-manager", s.opts.Binaries.Manager, manager, "KUBECONFIG="+s.Hub.Kubeconfig)
+}
+
+// register creates the ManagedClusterSet and, per spoke, its hub namespace and an accepted, available
+// ManagedCluster in the set.
+func (s *Stack) register(ctx context.Context) error {
+	hub := s.Hub.Client
+	if err := hub.Create(ctx, clusterSet()); err != nil {
+		return fmt.Errorf("creating the ManagedClusterSet: %w", err)
+	}
+	for _, c := range s.Spokes {
+		if err := hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.Name}}); err != nil {
+			return fmt.Errorf("creating the namespace of %s: %w", c.Name, err)
+		}
+		mc := managedCluster(c.Name, s.opts.ClusterLabels)
+		if err := hub.Create(ctx, mc); err != nil {
+			return fmt.Errorf("creating the ManagedCluster %s: %w", c.Name, err)
+		}
+		mc.Status = managedClusterStatus(metav1.Now())
+		if err := hub.Status().Update(ctx, mc); err != nil {
+			return fmt.Errorf("writing the status of the ManagedCluster %s: %w", c.Name, err)
+		}
+	}
+	return nil
+}
+
+// BindClusterSet binds the set to a hub namespace (creating the namespace when missing), as bound by OCM's
+// registration controller, so Placements there can select the spokes.
+func (s *Stack) BindClusterSet(ctx context.Context, namespace string) error {
+	hub := s.Hub.Client
+	err := hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the namespace %s: %w", namespace, err)
+	}
+	b := &clusterv1beta2.ManagedClusterSetBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ClusterSet, Namespace: namespace},
+		Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: ClusterSet},
+	}
+	if err := hub.Create(ctx, b); err != nil {
+		return fmt.Errorf("binding the clusterset to %s: %w", namespace, err)
+	}
+	meta.SetStatusCondition(&b.Status.Conditions, boundCondition(metav1.Now()))
+	if err := hub.Status().Update(ctx, b); err != nil {
+		return fmt.Errorf("marking the binding in %s bound: %w", namespace, err)
+	}
+	return nil
+}
+
+// waitReady checks every component end to end, so that a broken stack fails here with the component named,
+// not later as a scenario's timeout.
+func (s *Stack) waitReady(ctx context.Context) error {
+	if err := s.poll(ctx, "the manager to be ready", func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.managerProbe, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz answered %s", resp.Status)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, c := range s.Spokes {
+		if err := s.poll(ctx, c.Name+"'s kwok node to be Ready and its default ServiceAccount to exist", func(ctx context.Context) error {
+			node := &corev1.Node{}
+			if err := c.Client.Get(ctx, client.ObjectKey{Name: "kwok-node-0"}, node); err != nil {
+				return err
+			}
+			if !nodeReady(node) {
+				return errors.New("the node is not Ready (kwok)")
+			}
+			// Pods are refused until it exists (ServiceAccount admission); kube-controller-manager creates it.
+			return c.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "default"}, &corev1.ServiceAccount{})
+		}); err != nil {
+			return err
+		}
+	}
+	if err := s.checkPlacement(ctx); err != nil {
+		return err
+	}
+	for _, c := range s.Spokes {
+		if err := s.checkAgent(ctx, c.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// checkPlacement waits until the placement controller decides every spoke for a canary Placement.
+func (s *Stack) checkPlacement(ctx context.Context) error {
+	hub := s.Hub.Client
+	p := canaryPlacement(BoundNamespace)
+	if err := hub.Create(ctx, p); err != nil {
+		return fmt.Errorf("creating the canary Placement: %w", err)
+	}
+	if err := s.poll(ctx, "the placement controller to decide every spoke", func(ctx context.Context) error {
+		list := &clusterv1beta1.PlacementDecisionList{}
+		if err := hub.List(ctx, list, client.InNamespace(BoundNamespace), client.MatchingLabels{clusterv1beta1.PlacementLabel: canaryName}); err != nil {
+			return err
+		}
+		decided := 0
+		for _, d := range list.Items {
+			decided += len(d.Status.Decisions)
+		}
+		if decided != len(s.Spokes) {
+			return fmt.Errorf("%d of %d clusters decided", decided, len(s.Spokes))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := hub.Delete(ctx, p); err != nil {
+		return fmt.Errorf("deleting the canary Placement: %w", err)
+	}
+	return nil
+}
+
+// checkAgent waits until the cluster's work agent applies a canary ManifestWork, then until it has removed
+// it again (the agent's finalizer goes once the ConfigMap is gone from the spoke).
+func (s *Stack) checkAgent(ctx context.Context, cluster string) error {
+	hub := s.Hub.Client
+	w, err := canaryWork(cluster)
+	if err != nil {
+		return err
+	}
+	if err := hub.Create(ctx, w); err != nil {
+		return fmt.Errorf("creating the canary ManifestWork of %s: %w", cluster, err)
+	}
+	if err := s.poll(ctx, "the work agent of "+cluster+" to apply a ManifestWork", func(ctx context.Context) error {
+		if err := hub.Get(ctx, client.ObjectKeyFromObject(w), w); err != nil {
+			return err
+		}
+		for _, t := range []string{workv1.WorkApplied, workv1.WorkAvailable} {
+			if !meta.IsStatusConditionTrue(w.Status.Conditions, t) {
+				return fmt.Errorf("the ManifestWork is not %s", t)
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := hub.Delete(ctx, w); err != nil {
+		return fmt.Errorf("deleting the canary ManifestWork of %s: %w", cluster, err)
+	}
+	return s.poll(ctx, "the work agent of "+cluster+" to remove a deleted ManifestWork", func(ctx context.Context) error {
+		if err := hub.Get(ctx, client.ObjectKeyFromObject(w), w); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the ManifestWork is still there (%v)", err)
+		}
+		return nil
+	})
+}
+
+// poll calls check until it returns nil, a process of the stack exits, or readyTimeout passes.
+func (s *Stack) poll(ctx context.Context, what string, check func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	for {
+		last := check(ctx)
+		if last == nil {
+			return nil
+		}
+		if err := s.Exited(); err != nil {
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: not within %s: %w", what, readyTimeout, last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Exited reports the processes of the stack that have exited, each with the end of its log; nil when all
+// run. A scenario that times out should check it: a crashed agent looks like a slow one otherwise.
+func (s *Stack) Exited() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return nil
+	}
+	var errs []error
+	for _, p := range s.procs {
+		errs = append(errs, p.exitError())
+	}
+	return errors.Join(errs...)
+}
+
+// Stop stops every process and API server of the stack, leaving the run's folder. It is safe to call twice.
+func (s *Stack) Stop() error {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return nil
+	}
+	s.stopped = true
+	procs := s.procs
+	s.mu.Unlock()
+
+	// Everything at once: each process gets stopGrace, and none needs another to stop cleanly.
+	errs := make([]error, len(procs))
+	var wg sync.WaitGroup
+	for i, p := range procs {
+		wg.Go(func() { errs[i] = p.stop() })
+	}
+	wg.Wait()
+	// The API servers last: the processes above talk to them until they are gone.
+	for _, c := range append([]*Cluster{s.Hub}, s.Spokes...) {
+		if c != nil && c.env != nil {
+			wg.Go(func() {
+				if err := c.env.Stop(); err != nil {
+					s.mu.Lock()
+					errs = append(errs, fmt.Errorf("stopping the API server of %s: %w", c.Name, err))
+					s.mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if s.watchdog != nil {
+		s.watchdog.stop()
+	}
+	return errors.Join(errs...)
+}
+
+// Remove deletes the run's folder; call it after Stop when the logs are not needed.
+func (s *Stack) Remove() error {
+	if err := os.RemoveAll(s.Dir); err != nil {
+		return fmt.Errorf("removing %s: %w", s.Dir, err)
+	}
+	return nil
+}
+
+// Spoke returns the spoke of that name, or nil.
+func (s *Stack) Spoke(name string) *Cluster {
+	for _, c := range s.Spokes {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}

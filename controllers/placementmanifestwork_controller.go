@@ -45,6 +45,8 @@ type PlacementManifestWorkReconciler struct {
 	MaxConcurrentWrites int
 	// MaxManifestBytes bounds the manifests of one ManifestWork; planner.DefaultMaxManifestBytes when 0.
 	MaxManifestBytes int
+	// APIReader reads around the cache, to tell this manager's own works, not yet cached, from foreign ones.
+	APIReader client.Reader
 	// Now is the clock, for score expiry; time.Now when nil.
 	Now func() time.Time
 	// Recorder records events on PlacementManifestWorks; none when nil.
@@ -139,6 +141,11 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 		// would drop zeros) and a newer status is never overwritten: a conflict retries with fresh data.
 		pmw.Status = newStatus
 		if err := r.Status().Update(ctx, pmw); err != nil {
+			if apierrors.IsConflict(err) {
+				// The cache had an older PlacementManifestWork: its newer version is on its way, and with it
+				// another reconcile. Not an error worth a log line or a backoff.
+				return ctrl.Result{RequeueAfter: time.Second}, nil
+			}
 			return ctrl.Result{}, fmt.Errorf("updating status: %w", err)
 		}
 	}
@@ -524,10 +531,13 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 		if o.existing == nil {
 			err = r.Create(ctx, result)
 			if apierrors.IsAlreadyExists(err) {
-				mu.Lock()
-				obs.conflicts = append(obs.conflicts, o.cluster)
-				mu.Unlock()
-				return nil
+				var ours bool
+				if result, ours, err = r.adopt(ctx, pmw, o.desired); !ours && err == nil {
+					mu.Lock()
+					obs.conflicts = append(obs.conflicts, o.cluster)
+					mu.Unlock()
+					return nil
+				}
 			}
 		} else {
 			operation = "update"
@@ -554,6 +564,31 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 		ctrl.LoggerFrom(ctx).V(1).Info("Wrote ManifestWorks", "writes", len(ops), "failed", len(errs), "conflicts", len(obs.conflicts))
 	}
 	return recheck
+}
+
+// adopt handles a create refused because the name is taken. The cache can lag behind this manager's own
+// creates, so the work is read from the API server: when it is this PlacementManifestWork's, it is brought to
+// the desired state (if it is not already) and returned as written; otherwise it belongs to someone else.
+func (r *PlacementManifestWorkReconciler) adopt(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, desired *workv1.ManifestWork) (*workv1.ManifestWork, bool, error) {
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	cur := &workv1.ManifestWork{}
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(desired), cur); err != nil {
+		return nil, false, fmt.Errorf("reading the existing ManifestWork: %w", err)
+	}
+	if !manifestwork.IsOwnedBy(cur, pmw) {
+		return nil, false, nil
+	}
+	if cur.Annotations[manifestwork.AnnotationSpecHash] == desired.Annotations[manifestwork.AnnotationSpecHash] && manifestwork.UpToDate(cur, desired) {
+		return cur, true, nil
+	}
+	updated := manifestwork.Merge(cur, desired)
+	if err := r.Update(ctx, updated); err != nil {
+		return nil, true, err
+	}
+	return updated, true, nil
 }
 
 func minPositive(a, b time.Duration) time.Duration {

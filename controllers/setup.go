@@ -69,6 +69,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		Client:              mgr.GetClient(),
 		MaxConcurrentWrites: opts.MaxConcurrentWrites,
 		MaxManifestBytes:    opts.MaxManifestBytes,
+		APIReader:           mgr.GetAPIReader(),
 		Recorder:            mgr.GetEventRecorder("placementmanifestwork-controller"),
 	}
 	return ctrl.NewControllerManagedBy(mgr).

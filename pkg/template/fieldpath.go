@@ -45,8 +45,14 @@ func IntField(obj *unstructured.Unstructured, path string) (int32, error) {
 	case int:
 		n = int64(x)
 	case float64:
-		if x != math.Trunc(x) {
+		// Range first: converting a float beyond int64 to int64 is implementation-defined.
+		switch {
+		case x != math.Trunc(x):
 			return 0, fmt.Errorf("%s is %v, not an integer", path, x)
+		case x < 0:
+			return 0, fmt.Errorf("%s is %v, a negative number", path, x)
+		case x > math.MaxInt32:
+			return 0, fmt.Errorf("%s is %v, more than %d", path, x, math.MaxInt32)
 		}
 		n = int64(x)
 	default:

@@ -1,0 +1,290 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+)
+
+// agentFinalizer is the finalizer OCM's work agent puts on every ManifestWork it applies.
+const agentFinalizer = "cluster.open-cluster-management.io/manifest-work-cleanup"
+
+var (
+	worksResource = schema.GroupResource{Group: workv1.GroupName, Resource: "manifestworks"}
+	pmwResource   = schema.GroupResource{Group: workv1alpha1.GroupVersion.Group, Resource: "placementmanifestworks"}
+)
+
+// injector fails the manager's writes for one namespace's PlacementManifestWorks: ManifestWork creates and
+// updates with the queued errors, status updates likewise, and it runs a concurrent writer just before the
+// first real (not failed) ManifestWork update and status update, so those go out with a stale resourceVersion.
+type injector struct {
+	ns string
+
+	mu         sync.Mutex
+	createErrs []error
+	updateErrs []error
+	statusErrs []error
+	// beforeWorkUpdate and beforeStatusUpdate run once, before the first forwarded write of their kind.
+	beforeWorkUpdate   func(*workv1.ManifestWork)
+	beforeStatusUpdate func(*workv1alpha1.PlacementManifestWork)
+	// injected counts the errors returned without calling the API server, by verb.
+	injected map[string]int
+	// conflicts counts the Conflicts the API server itself returned, by verb.
+	conflicts map[string]int
+	// touched is the cluster whose work beforeWorkUpdate changed; hookErrs are the hooks' failures.
+	touched  string
+	hookErrs []error
+}
+
+func newInjector(ns string) *injector {
+	return &injector{ns: ns, injected: map[string]int{}, conflicts: map[string]int{}}
+}
+
+func (f *injector) ours(obj client.Object) bool {
+	if _, ok := obj.(*workv1.ManifestWork); ok {
+		owner, ok := manifestwork.OwnerOf(obj)
+		return ok && owner.Namespace == f.ns
+	}
+	_, ok := obj.(*workv1alpha1.PlacementManifestWork)
+	return ok && obj.GetNamespace() == f.ns
+}
+
+// next pops the next queued error of a verb; nil when none is left.
+func (f *injector) next(verb string, queue *[]error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(*queue) == 0 {
+		return nil
+	}
+	err := (*queue)[0]
+	*queue = (*queue)[1:]
+	f.injected[verb]++
+	return err
+}
+
+func (f *injector) observe(verb string, err error) {
+	if apierrors.IsConflict(err) {
+		f.mu.Lock()
+		f.conflicts[verb]++
+		f.mu.Unlock()
+	}
+}
+
+// concurrently runs a hook's write, which must succeed (retrying conflicts with the test's own writes).
+func (f *injector) concurrently(write func() error) {
+	if err := retry.RetryOnConflict(retry.DefaultRetry, write); err != nil {
+		f.mu.Lock()
+		f.hookErrs = append(f.hookErrs, err)
+		f.mu.Unlock()
+	}
+}
+
+func (f *injector) touchedCluster() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.touched
+}
+
+func (f *injector) errors() []error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]error(nil), f.hookErrs...)
+}
+
+func (f *injector) counts() (injected, conflicts map[string]int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	injected, conflicts = map[string]int{}, map[string]int{}
+	for k, v := range f.injected {
+		injected[k] = v
+	}
+	for k, v := range f.conflicts {
+		conflicts[k] = v
+	}
+	return injected, conflicts
+}
+
+func (f *injector) wrap(c client.WithWatch) client.WithWatch {
+	return interceptor.NewClient(c, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*workv1.ManifestWork); ok && f.ours(obj) {
+				if err := f.next("create", &f.createErrs); err != nil {
+					return err
+				}
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			w, ok := obj.(*workv1.ManifestWork)
+			if !ok || !f.ours(obj) {
+				return c.Update(ctx, obj, opts...)
+			}
+			if err := f.next("update", &f.updateErrs); err != nil {
+				return err
+			}
+			f.mu.Lock()
+			hook := f.beforeWorkUpdate
+			f.beforeWorkUpdate = nil
+			f.mu.Unlock()
+			if hook != nil {
+				hook(w)
+			}
+			err := c.Update(ctx, obj, opts...)
+			f.observe("update", err)
+			return err
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			p, ok := obj.(*workv1alpha1.PlacementManifestWork)
+			if !ok || sub != "status" || !f.ours(obj) {
+				return c.SubResource(sub).Update(ctx, obj, opts...)
+			}
+			if err := f.next("status", &f.statusErrs); err != nil {
+				return err
+			}
+			f.mu.Lock()
+			hook := f.beforeStatusUpdate
+			f.beforeStatusUpdate = nil
+			f.mu.Unlock()
+			if hook != nil {
+				hook(p)
+			}
+			err := c.SubResource(sub).Update(ctx, obj, opts...)
+			f.observe("status", err)
+			return err
+		},
+	})
+}
+
+var _ = Describe("Update conflicts and transient errors", func() {
+	It("are retried with backoff until the works and status converge, and a newer status or work is never overwritten", func(ctx SpecContext) {
+		ns := newNamespace("conflicts")
+		clusters := newClusters(4)
+		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
+		decide(ns, "p", "p-decision-1", clusters...)
+
+		f := newInjector(ns)
+		f.createErrs = []error{
+			apierrors.NewConflict(worksResource, "injected", errors.New("injected conflict")),
+			apierrors.NewInternalError(errors.New("injected: etcdserver: leader changed")),
+			apierrors.NewServerTimeout(worksResource, "create", 1),
+			apierrors.NewTooManyRequests("injected: the server is busy", 1),
+			apierrors.NewInternalError(errors.New("injected: etcdserver: request timed out")),
+		}
+		f.updateErrs = []error{
+			apierrors.NewConflict(worksResource, "injected", errors.New("injected conflict")),
+			apierrors.NewServerTimeout(worksResource, "update", 1),
+		}
+		f.statusErrs = []error{apierrors.NewConflict(pmwResource, "injected", errors.New("injected conflict"))}
+		// A concurrent status writer (another tool adding its own condition) gets in just before the manager's
+		// first status update reaches the API server: the manager's update carries the resourceVersion it read.
+		f.beforeStatusUpdate = func(p *workv1alpha1.PlacementManifestWork) {
+			f.concurrently(func() error {
+				cur := &workv1alpha1.PlacementManifestWork{}
+				if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), cur); err != nil {
+					return err
+				}
+				meta.SetStatusCondition(&cur.Status.Conditions, metav1.Condition{Type: "ExternalCheck", Status: metav1.ConditionTrue,
+					Reason: "Checked", Message: "written by another tool", ObservedGeneration: cur.Generation})
+				return k8s.Status().Update(context.Background(), cur)
+			})
+		}
+		startManager(managerOptions{name: "conflicts", wrap: f.wrap})
+
+		pmw := framework.MakePMW("web", ns).Placement("p").
+			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(keys(worksByCluster(g, worksOf(g, pmw)))).To(ConsistOf(clusters))
+			got := current(g, pmw)
+			g.Expect(got.Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(4))
+			applied := meta.FindStatusCondition(got.Status.Conditions, workv1alpha1.ConditionManifestworkApplied)
+			g.Expect(applied).NotTo(BeNil())
+			g.Expect(applied.Reason).To(Equal(workv1alpha1.ReasonWaitingForApply), applied.Message)
+			g.Expect(meta.FindStatusCondition(got.Status.Conditions, "ExternalCheck")).NotTo(BeNil(),
+				"the other tool's condition survived the manager's status updates")
+		}, timeout, interval).Should(Succeed())
+		injected, conflicts := f.counts()
+		Expect(injected).To(HaveKeyWithValue("create", 5))
+		Expect(injected).To(HaveKeyWithValue("status", 1))
+		Expect(conflicts["status"]).To(BeNumerically(">=", 1), "the stale status update was refused by the API server, not forced")
+		// The failed writes were reported while they lasted.
+		Eventually(func(g Gomega) {
+			events := &eventsv1.EventList{}
+			g.Expect(k8s.List(ctx, events, client.InNamespace(ns))).To(Succeed())
+			var notes []string
+			for _, e := range events.Items {
+				if e.Regarding.Name == pmw.Name && e.Reason == workv1alpha1.ReasonWriteFailed {
+					notes = append(notes, e.Note)
+				}
+			}
+			g.Expect(notes).To(ContainElement(ContainSubstring("writes failed and will be retried")))
+		}, timeout, interval).Should(Succeed())
+
+		// A template change: the first two work updates fail, and before the first real one the work agent adds
+		// its finalizer to that work, so the manager's update is stale and refused. The retry keeps the
+		// agent's finalizer: no lost update.
+		f.mu.Lock()
+		f.beforeWorkUpdate = func(w *workv1.ManifestWork) {
+			f.mu.Lock()
+			f.touched = w.Namespace
+			f.mu.Unlock()
+			f.concurrently(func() error {
+				cur := &workv1.ManifestWork{}
+				if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(w), cur); err != nil {
+					return err
+				}
+				controllerutil.AddFinalizer(cur, agentFinalizer)
+				return k8s.Update(context.Background(), cur)
+			})
+		}
+		f.mu.Unlock()
+		updatePMW(pmw, func(p *workv1alpha1.PlacementManifestWork) {
+			p.Spec.ManifestWorkTemplate = framework.MakePMW("x", ns).
+				Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "2"})).Obj().Spec.ManifestWorkTemplate
+		})
+		Eventually(func(g Gomega) {
+			works := worksByCluster(g, worksOf(g, pmw))
+			g.Expect(works).To(HaveLen(4))
+			for _, w := range works {
+				g.Expect(configValue(g, &w)).To(Equal("2"), "cluster %s", w.Namespace)
+			}
+			touched := f.touchedCluster()
+			g.Expect(touched).NotTo(BeEmpty())
+			g.Expect(works[touched].Finalizers).To(ContainElement(agentFinalizer), "the agent's concurrent change was kept")
+			c := condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
+			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonWaitingForApply), c.Message)
+		}, timeout, interval).Should(Succeed())
+		Expect(f.errors()).To(BeEmpty(), "the concurrent writers' own writes succeeded")
+		injected, conflicts = f.counts()
+		Expect(injected).To(HaveKeyWithValue("update", 2))
+		Expect(conflicts["update"]).To(BeNumerically(">=", 1), "the stale work update was refused by the API server, not forced")
+
+		// Let the PlacementManifestWork go: the agent removes its finalizer once the work is deleted.
+		Expect(k8s.Delete(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) {
+			w := &workv1.ManifestWork{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.touchedCluster(), Name: manifestwork.WorkName(manifestwork.Owner(pmw))}, w)).To(Succeed())
+			g.Expect(w.DeletionTimestamp).NotTo(BeNil())
+			controllerutil.RemoveFinalizer(w, agentFinalizer)
+			g.Expect(k8s.Update(ctx, w)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+		deletePMW(pmw, timeout)
+	}, SpecTimeout(3*timeout))
+})

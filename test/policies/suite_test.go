@@ -1,0 +1,175 @@
+// Package policies checks the admission policies shipped in config/policies on a real kube-apiserver (envtest,
+// which runs RBAC authorization and the ValidatingAdmissionPolicy admission plugin). The tests apply the
+// kustomization's resources as an administrator would, then act as PlacementManifestWork authors through
+// impersonation.
+package policies
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+)
+
+const (
+	timeout  = 30 * time.Second
+	interval = 200 * time.Millisecond
+	// managerNamespace is where config/default installs the manager, and where the policies' parameters live.
+	managerNamespace = "placement-manifestwork-system"
+)
+
+var (
+	env *envtest.Environment
+	cfg *rest.Config
+	// admin is the hub administrator (system:masters).
+	admin client.Client
+	// shipped are the objects of config/policies, as applied.
+	shipped []*unstructured.Unstructured
+)
+
+func TestPolicies(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "PlacementManifestWork admission policies")
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	var err error
+	env, cfg, err = framework.StartHub()
+	Expect(err).NotTo(HaveOccurred())
+	admin, err = client.New(cfg, client.Options{Scheme: controllers.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+
+	Expect(admin.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: managerNamespace}})).To(Succeed())
+	shipped, err = kustomizationObjects(filepath.Join(framework.RepoRoot(), "config", "policies"))
+	Expect(err).NotTo(HaveOccurred())
+	for _, obj := range shipped {
+		Expect(admin.Create(context.Background(), obj.DeepCopy())).To(Succeed(), "applying %s %s", obj.GetKind(), obj.GetName())
+	}
+})
+
+var _ = AfterSuite(func() {
+	// envtest's kube-apiserver and etcd outlive the test process when it is killed: always stop them.
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
+
+// kustomizationObjects reads the objects of every resource file a kustomization.yaml lists.
+func kustomizationObjects(dir string) ([]*unstructured.Unstructured, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var k struct {
+		Resources []string `json:"resources"`
+	}
+	if err := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096).Decode(&k); err != nil {
+		return nil, fmt.Errorf("kustomization.yaml: %w", err)
+	}
+	var out []*unstructured.Unstructured
+	for _, r := range k.Resources {
+		b, err := os.ReadFile(filepath.Join(dir, r))
+		if err != nil {
+			return nil, err
+		}
+		dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+		for {
+			obj := &unstructured.Unstructured{}
+			if err := dec.Decode(&obj.Object); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				return nil, fmt.Errorf("%s: %w", r, err)
+			}
+			if len(obj.Object) > 0 {
+				out = append(out, obj)
+			}
+		}
+	}
+	return out, nil
+}
+
+// shippedObject returns a copy of the object of config/policies with that kind and name.
+func shippedObject(kind, name string) *unstructured.Unstructured {
+	for _, obj := range shipped {
+		if obj.GetKind() == kind && obj.GetName() == name {
+			return obj.DeepCopy()
+		}
+	}
+	Fail(fmt.Sprintf("config/policies has no %s %s", kind, name))
+	return nil
+}
+
+// newNamespace creates a namespace with a unique name and the given labels.
+func newNamespace(prefix string, labels map[string]string) string {
+	name := fmt.Sprintf("%s-%s", prefix, rand.String(6))
+	Expect(admin.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})).To(Succeed())
+	return name
+}
+
+// user is a client acting as the named user, who may write PlacementManifestWorks in the namespaces given.
+func user(name string, namespaces ...string) client.Client {
+	ctx := context.Background()
+	for _, ns := range namespaces {
+		role := &rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Name: "pmw-author-" + name, Namespace: ns},
+			Rules: []rbacv1.PolicyRule{{
+				APIGroups: []string{"work.open-cluster-management.io"}, Resources: []string{"placementmanifestworks"},
+				Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"},
+			}},
+		}
+		Expect(admin.Create(ctx, role)).To(Succeed())
+		Expect(admin.Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: ns},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: name}},
+		})).To(Succeed())
+	}
+	c := rest.CopyConfig(cfg)
+	c.Impersonate = rest.ImpersonationConfig{UserName: name}
+	out, err := client.New(c, client.Options{Scheme: controllers.Scheme(), Mapper: admin.RESTMapper()})
+	Expect(err).NotTo(HaveOccurred())
+	return out
+}
+
+// mayExecuteAs grants a user the verb execute-as for a ServiceAccount in a namespace, as an administrator does
+// to let them deploy as it.
+func mayExecuteAs(userName, ns, saNamespace, saName string) {
+	ctx := context.Background()
+	executor := fmt.Sprintf("system:serviceaccount:%s:%s", saNamespace, saName)
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "execute-as-" + saName + "-" + userName, Namespace: ns},
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{"work.open-cluster-management.io"}, Resources: []string{"manifestworks"},
+			Verbs: []string{"execute-as"}, ResourceNames: []string{executor},
+		}},
+	}
+	Expect(admin.Create(ctx, role)).To(Succeed())
+	Expect(admin.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: userName}},
+	})).To(Succeed())
+}

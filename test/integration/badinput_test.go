@@ -8,7 +8,6 @@ import (
 	. "github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -33,22 +32,6 @@ var _ = Describe("Bad input", func() {
 		ns = newNamespace("bad")
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
 	})
-
-	decide := func(clusters ...string) {
-		d := framework.Decision("p-decision-1", ns, "p")
-		Expect(k8s.Create(ctx, d)).To(Succeed())
-		framework.SetDecisions(d, clusters...)
-		Expect(k8s.Status().Update(ctx, d)).To(Succeed())
-	}
-
-	condition := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork, t string) *metav1.Condition {
-		cur := &workv1alpha1.PlacementManifestWork{}
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pmw), cur)).To(Succeed())
-		g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
-		c := meta.FindStatusCondition(cur.Status.Conditions, t)
-		g.Expect(c).NotTo(BeNil())
-		return c
-	}
 
 	workData := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork, cluster string) string {
 		w := &workv1.ManifestWork{}
@@ -78,7 +61,7 @@ var _ = Describe("Bad input", func() {
 
 	It("keeps the delivered works when a manifest becomes invalid (no name), and says which", func() {
 		clusters := newClusters(1)
-		decide(clusters...)
+		decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("noname", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "good"})).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) { g.Expect(workData(g, pmw, clusters[0])).To(ContainSubstring("good")) }, timeout, interval).Should(Succeed())
@@ -95,7 +78,7 @@ var _ = Describe("Bad input", func() {
 
 	It("reports a distributionStrategy entry that matches no manifest, or several", func() {
 		clusters := newClusters(1)
-		decide(clusters...)
+		decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("entries", ns).Placement("p").
 			Manifest(framework.ConfigMap("web", "default", nil)).Manifest(framework.Deployment("web", "default", 2)).
 			Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default", Type: workv1alpha1.DistributionReplicate}).Obj()
@@ -121,7 +104,7 @@ var _ = Describe("Bad input", func() {
 
 	It("keeps the delivered works when the generated ManifestWork would exceed OCM's size limit", func() {
 		clusters := newClusters(1)
-		decide(clusters...)
+		decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("big", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "small"})).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) { g.Expect(workData(g, pmw, clusters[0])).To(ContainSubstring("small")) }, timeout, interval).Should(Succeed())
@@ -178,7 +161,7 @@ var _ = Describe("Bad input", func() {
 		}, timeout, interval).Should(MatchError(ContainSubstring("accepts no ManifestWorks")))
 
 		missing := "cluster-without-namespace-" + ns
-		decide(clusters[0], locked, missing)
+		decide(ns, "p", "p-decision-1", clusters[0], locked, missing)
 		pmw := framework.MakePMW("refused", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) {

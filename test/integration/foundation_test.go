@@ -7,7 +7,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -30,20 +29,6 @@ var _ = Describe("PlacementManifestWork", func() {
 		ns = newNamespace("app")
 	})
 
-	// decide creates a Placement's decision object (if needed) and sets its clusters, as OCM's placement
-	// controller does.
-	decide := func(placement, decisionName string, clusters ...string) {
-		d := framework.Decision(decisionName, ns, placement)
-		err := k8s.Create(ctx, d)
-		if apierrors.IsAlreadyExists(err) {
-			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(d), d)).To(Succeed())
-		} else {
-			Expect(err).NotTo(HaveOccurred())
-		}
-		framework.SetDecisions(d, clusters...)
-		Expect(k8s.Status().Update(ctx, d)).To(Succeed())
-	}
-
 	// worksOf lists the ManifestWorks of a PlacementManifestWork by its label, keyed by cluster.
 	worksOf := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork) map[string]workv1.ManifestWork {
 		list := &workv1.ManifestWorkList{}
@@ -63,15 +48,6 @@ var _ = Describe("PlacementManifestWork", func() {
 			out = append(out, c)
 		}
 		return out
-	}
-
-	condition := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork, t string) *metav1.Condition {
-		got := &workv1alpha1.PlacementManifestWork{}
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pmw), got)).To(Succeed())
-		c := meta.FindStatusCondition(got.Status.Conditions, t)
-		g.Expect(c).NotTo(BeNil(), "condition %s", t)
-		g.Expect(c.ObservedGeneration).To(Equal(got.Generation))
-		return c
 	}
 
 	summary := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork) workv1alpha1.PlacedManifestWorkSummary {
@@ -95,9 +71,9 @@ var _ = Describe("PlacementManifestWork", func() {
 		It("uses the referenced Placement and the union of all its PlacementDecisions", func() {
 			clusters := newClusters(3)
 			Expect(k8s.Create(ctx, framework.Placement("web", ns))).To(Succeed())
-			decide("web", "web-decision-1", clusters[0], clusters[1])
-			decide("web", "web-decision-2", clusters[1], clusters[2]) // cluster 2 twice: deduplicated
-			decide("other", "other-decision-1", newClusters(1)...)    // another placement's decision is ignored
+			decide(ns, "web", "web-decision-1", clusters[0], clusters[1])
+			decide(ns, "web", "web-decision-2", clusters[1], clusters[2]) // cluster 2 twice: deduplicated
+			decide(ns, "other", "other-decision-1", newClusters(1)...)    // another placement's decision is ignored
 
 			pmw := framework.MakePMW("web", ns).Placement("web").
 				Manifest(framework.ConfigMap("cfg", "default", map[string]string{"k": "v"})).Obj()
@@ -129,7 +105,7 @@ var _ = Describe("PlacementManifestWork", func() {
 			Expect(k8s.Update(ctx, placement)).To(Succeed())
 
 			clusters := newClusters(1)
-			decide("gen", "gen-decision-1", clusters...) // a decision event reconciles the PMW again
+			decide(ns, "gen", "gen-decision-1", clusters...) // a decision event reconciles the PMW again
 			Eventually(func(g Gomega) {
 				g.Expect(clusterSet(worksOf(g, pmw))).To(ConsistOf(clusters))
 			}, timeout, interval).Should(Succeed())
@@ -151,7 +127,7 @@ var _ = Describe("PlacementManifestWork", func() {
 			}, timeout, interval).Should(Succeed())
 
 			Expect(k8s.Create(ctx, framework.Placement("nowhere", ns))).To(Succeed())
-			decide("nowhere", "nowhere-decision-1")
+			decide(ns, "nowhere", "nowhere-decision-1")
 			Eventually(func(g Gomega) {
 				c := condition(g, pmw, workv1alpha1.ConditionPlacementVerified)
 				g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
@@ -213,7 +189,7 @@ var _ = Describe("PlacementManifestWork", func() {
 		It("removes the work of a cluster that leaves the decisions and adds one for a cluster that joins", func() {
 			clusters := newClusters(3)
 			Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-			decide("p", "p-decision-1", clusters[0], clusters[1])
+			decide(ns, "p", "p-decision-1", clusters[0], clusters[1])
 			pmw := framework.MakePMW("move", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 			// Immediate removal; the default, make before break, has its own scenario in rollout_test.go.
 			pmw.Spec.MoveStrategy = &workv1alpha1.MoveStrategy{Type: workv1alpha1.MoveImmediate}
@@ -222,7 +198,7 @@ var _ = Describe("PlacementManifestWork", func() {
 				g.Expect(clusterSet(worksOf(g, pmw))).To(ConsistOf(clusters[0], clusters[1]))
 			}, timeout, interval).Should(Succeed())
 
-			decide("p", "p-decision-1", clusters[1], clusters[2])
+			decide(ns, "p", "p-decision-1", clusters[1], clusters[2])
 			Eventually(func(g Gomega) {
 				g.Expect(clusterSet(worksOf(g, pmw))).To(ConsistOf(clusters[1], clusters[2]))
 				g.Expect(summary(g, pmw).Total).To(BeEquivalentTo(2))
@@ -232,7 +208,7 @@ var _ = Describe("PlacementManifestWork", func() {
 		It("deletes its works before letting the PlacementManifestWork go, and never touches a foreign work", func() {
 			clusters := newClusters(2)
 			Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-			decide("p", "p-decision-1", clusters...)
+			decide(ns, "p", "p-decision-1", clusters...)
 			pmw := framework.MakePMW("owned", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 
 			// Someone else's ManifestWork already has the name this PMW would use in the second cluster.
@@ -266,7 +242,7 @@ var _ = Describe("PlacementManifestWork", func() {
 		It("waits for works that are slow to go away before releasing the finalizer", func() {
 			clusters := newClusters(1)
 			Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-			decide("p", "p-decision-1", clusters...)
+			decide(ns, "p", "p-decision-1", clusters...)
 			pmw := framework.MakePMW("slow", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 			Expect(k8s.Create(ctx, pmw)).To(Succeed())
 			work := &workv1.ManifestWork{}
@@ -299,7 +275,7 @@ var _ = Describe("PlacementManifestWork", func() {
 		It("counts conditions of the works' current generation only, and a template change resets the counts", func() {
 			clusters := newClusters(3)
 			Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-			decide("p", "p-decision-1", clusters...)
+			decide(ns, "p", "p-decision-1", clusters...)
 			pmw := framework.MakePMW("status", ns).Placement("p").
 				Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
 			Expect(k8s.Create(ctx, pmw)).To(Succeed())

@@ -34,20 +34,6 @@ var _ = Describe("Health", func() {
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
 	})
 
-	decide := func(clusters ...string) {
-		d := framework.Decision("p-decision-1", ns, "p")
-		Expect(k8s.Create(ctx, d)).To(Succeed())
-		framework.SetDecisions(d, clusters...)
-		Expect(k8s.Status().Update(ctx, d)).To(Succeed())
-	}
-
-	getPMW := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork) *workv1alpha1.PlacementManifestWork {
-		got := &workv1alpha1.PlacementManifestWork{}
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pmw), got)).To(Succeed())
-		g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
-		return got
-	}
-
 	// report acts as the work agent of one cluster: it applies the work and reports the feedback that
 	// values(share) returns for the manifest at ordinal, share being the cluster's .spec.replicas.
 	report := func(pmw *workv1alpha1.PlacementManifestWork, cluster string, ordinal int, values func(share int) map[string]any) {
@@ -83,7 +69,7 @@ var _ = Describe("Health", func() {
 
 	It("asks for feedback, keeps the user's rules, and is available only when a split Deployment's replicas are ready", func() {
 		clusters := newClusters(2)
-		decide(clusters...)
+		decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("web", ns).Placement("p").
 			Manifest(framework.Deployment("web", "default", 5)).
 			Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default", Type: workv1alpha1.DistributionSplit,
@@ -136,7 +122,7 @@ var _ = Describe("Health", func() {
 
 	It("counts a failed Job as degraded, says why, and records an event", func() {
 		clusters := newClusters(2)
-		decide(clusters...)
+		decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("job", ns).Placement("p").Manifest(framework.Job("crunch", "default", 2)).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		report(pmw, clusters[0], 0, func(int) map[string]any { return map[string]any{health.Succeeded: 2, health.Complete: "True"} })
@@ -187,7 +173,7 @@ var _ = Describe("Health", func() {
 			}, timeout, interval).Should(Succeed())
 		}
 		setAvailable(T)
-		decide(clusters...)
+		decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("cfg", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		report(pmw, clusters[0], 0, func(int) map[string]any { return nil })

@@ -7,7 +7,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,17 +33,6 @@ var _ = Describe("Rollout, failover and moves", func() {
 		ns = newNamespace("rollout")
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
 	})
-
-	decide := func(clusters ...string) {
-		d := framework.Decision("p-decision-1", ns, "p")
-		if err := k8s.Create(ctx, d); apierrors.IsAlreadyExists(err) {
-			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(d), d)).To(Succeed())
-		} else {
-			Expect(err).NotTo(HaveOccurred())
-		}
-		framework.SetDecisions(d, clusters...)
-		Expect(k8s.Status().Update(ctx, d)).To(Succeed())
-	}
 
 	work := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork, cluster string) *workv1.ManifestWork {
 		w := &workv1.ManifestWork{}
@@ -84,16 +72,9 @@ var _ = Describe("Rollout, failover and moves", func() {
 		}, timeout, interval).Should(Succeed())
 	}
 
-	getPMW := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork) *workv1alpha1.PlacementManifestWork {
-		cur := &workv1alpha1.PlacementManifestWork{}
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pmw), cur)).To(Succeed())
-		g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
-		return cur
-	}
-
 	It("rolls a template change out one cluster at a time with Progressive maxConcurrency 1", func() {
 		clusters := newClusters(3)
-		decide(clusters...)
+		decide(ns, "p", "p-decision-1", clusters...)
 		one := intstr.FromInt32(1)
 		pmw := framework.MakePMW("progressive", ns).Placement("p").
 			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
@@ -145,7 +126,7 @@ var _ = Describe("Rollout, failover and moves", func() {
 
 	It("stops a progressive rollout on a failure beyond maxFailures and says so", func() {
 		clusters := newClusters(3)
-		decide(clusters...)
+		decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("stop", ns).Placement("p").
 			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
 		pmw.Spec.RolloutStrategy = &clusterv1alpha1.RolloutStrategy{
@@ -168,7 +149,7 @@ var _ = Describe("Rollout, failover and moves", func() {
 
 	It("moves a degraded cluster's share after the grace period and gives it back after recovery", func() {
 		clusters := newClusters(2)
-		decide(clusters...)
+		decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("failover", ns).Placement("p").
 			Manifest(framework.Deployment("web", "default", 4)).
 			Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default", Type: workv1alpha1.DistributionSplit,
@@ -238,13 +219,13 @@ var _ = Describe("Rollout, failover and moves", func() {
 
 	It("keeps a leaving cluster's work until the joining cluster is available (make before break)", func() {
 		clusters := newClusters(2)
-		decide(clusters[0])
+		decide(ns, "p", "p-decision-1", clusters[0])
 		pmw := framework.MakePMW("move", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) { g.Expect(hasWork(pmw, clusters[0])).To(BeTrue()) }, timeout, interval).Should(Succeed())
 		available(pmw, clusters[0], T)
 
-		decide(clusters[1]) // the workload moves from clusters[0] to clusters[1]
+		decide(ns, "p", "p-decision-1", clusters[1]) // the workload moves from clusters[0] to clusters[1]
 		Eventually(func(g Gomega) {
 			g.Expect(hasWork(pmw, clusters[1])).To(BeTrue())
 			g.Expect(getPMW(g, pmw).Status.LeavingClusters).To(BeEquivalentTo(1))
@@ -260,12 +241,12 @@ var _ = Describe("Rollout, failover and moves", func() {
 
 	It("removes a leaving cluster's work once the move timeout passes", func() {
 		clusters := newClusters(2)
-		decide(clusters[0])
+		decide(ns, "p", "p-decision-1", clusters[0])
 		pmw := framework.MakePMW("timeout", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		pmw.Spec.MoveStrategy = &workv1alpha1.MoveStrategy{Type: workv1alpha1.MoveMakeBeforeBreak, Timeout: &metav1.Duration{Duration: 2 * time.Second}}
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) { g.Expect(hasWork(pmw, clusters[0])).To(BeTrue()) }, timeout, interval).Should(Succeed())
-		decide(clusters[1]) // clusters[1] never becomes available
+		decide(ns, "p", "p-decision-1", clusters[1]) // clusters[1] never becomes available
 		Eventually(func(g Gomega) { g.Expect(hasWork(pmw, clusters[1])).To(BeTrue()) }, timeout, interval).Should(Succeed())
 		Eventually(func() bool { return hasWork(pmw, clusters[0]) }, timeout, interval).Should(BeFalse())
 	})

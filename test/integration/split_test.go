@@ -33,17 +33,6 @@ var _ = Describe("Split distribution", func() {
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
 	})
 
-	decide := func(clusters ...string) {
-		d := framework.Decision("p-decision-1", ns, "p")
-		if err := k8s.Create(ctx, d); apierrors.IsAlreadyExists(err) {
-			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(d), d)).To(Succeed())
-		} else {
-			Expect(err).NotTo(HaveOccurred())
-		}
-		framework.SetDecisions(d, clusters...)
-		Expect(k8s.Status().Update(ctx, d)).To(Succeed())
-	}
-
 	// shares reads, per cluster, the value at path of the manifest of the given kind in the PMW's works.
 	shares := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork, kind string, path ...string) map[string]int64 {
 		list := &workv1.ManifestWorkList{}
@@ -72,15 +61,9 @@ var _ = Describe("Split distribution", func() {
 		return workv1alpha1.DistributionStrategy{Name: name, Namespace: "default", Type: workv1alpha1.DistributionSplit, Split: &s}
 	}
 
-	getPMW := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork) *workv1alpha1.PlacementManifestWork {
-		got := &workv1alpha1.PlacementManifestWork{}
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pmw), got)).To(Succeed())
-		return got
-	}
-
 	It("divides 3 replicas 2/1, then 1/1/1 when a cluster joins, and keeps the sum when one leaves", func() {
 		clusters := newClusters(3)
-		decide(clusters[0], clusters[1])
+		decide(ns, "p", "p-decision-1", clusters[0], clusters[1])
 		pmw := framework.MakePMW("web", ns).Placement("p").
 			Manifest(framework.Deployment("web", "default", 3)).
 			Manifest(framework.ConfigMap("web", "default", map[string]string{"k": "v"})).
@@ -114,14 +97,14 @@ var _ = Describe("Split distribution", func() {
 			}
 		}, timeout, interval).Should(Succeed())
 
-		decide(clusters...)
+		decide(ns, "p", "p-decision-1", clusters...)
 		Eventually(func(g Gomega) {
 			g.Expect(shares(g, pmw, "Deployment", "spec", "replicas")).To(Equal(map[string]int64{
 				clusters[0]: 1, clusters[1]: 1, clusters[2]: 1,
 			}))
 		}, timeout, interval).Should(Succeed())
 
-		decide(clusters[1], clusters[2])
+		decide(ns, "p", "p-decision-1", clusters[1], clusters[2])
 		Eventually(func(g Gomega) {
 			got := shares(g, pmw, "Deployment", "spec", "replicas")
 			g.Expect(got).To(HaveLen(2))
@@ -131,7 +114,7 @@ var _ = Describe("Split distribution", func() {
 
 	It("splits .spec.parallelism of a Job: 4 over 2 clusters gives 2 and 2", func() {
 		clusters := newClusters(2)
-		decide(clusters...)
+		decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("job", ns).Placement("p").
 			Manifest(framework.Job("crunch", "default", 4)).
 			Strategy(splitOf("crunch", workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance, FieldPath: ".spec.parallelism"})).Obj()
@@ -143,7 +126,7 @@ var _ = Describe("Split distribution", func() {
 
 	It("reports replicas that exceed limitRange.max as unplaced", func() {
 		clusters := newClusters(2)
-		decide(clusters...)
+		decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("capped", ns).Placement("p").
 			Manifest(framework.Deployment("web", "default", 7)).
 			Strategy(splitOf("web", workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance,
@@ -163,7 +146,7 @@ var _ = Describe("Split distribution", func() {
 
 	It("keeps the delivered works when the split field becomes invalid, and says which manifest and path", func() {
 		clusters := newClusters(2)
-		decide(clusters...)
+		decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("broken", ns).Placement("p").
 			Manifest(framework.Deployment("web", "default", 4)).
 			Strategy(splitOf("web", workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance})).Obj()
@@ -196,7 +179,7 @@ var _ = Describe("Split distribution", func() {
 			mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: c, Labels: map[string]string{"tier": []string{"big", "small"}[i]}}}
 			Expect(k8s.Create(ctx, mc)).To(Succeed())
 		}
-		decide(clusters...)
+		decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("weighted", ns).Placement("p").
 			Manifest(framework.Deployment("web", "default", 8)).
 			Strategy(splitOf("web", workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitWeighted, Weights: []workv1alpha1.ClusterWeight{
@@ -219,7 +202,7 @@ var _ = Describe("Split distribution", func() {
 
 	It("weighs clusters by their AddOnPlacementScore and re-divides when scores change", func() {
 		clusters := newClusters(2)
-		decide(clusters...)
+		decide(ns, "p", "p-decision-1", clusters...)
 		setScore := func(cluster string, value int32) {
 			score := &clusterv1alpha1.AddOnPlacementScore{ObjectMeta: metav1.ObjectMeta{Name: "resource-usage", Namespace: cluster}}
 			if err := k8s.Create(ctx, score); apierrors.IsAlreadyExists(err) {

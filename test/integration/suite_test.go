@@ -12,6 +12,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/rest"
@@ -23,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
@@ -150,4 +153,35 @@ func histogramCount(name string) uint64 {
 		}
 	}
 	return 0
+}
+
+// decide writes a Placement's decision as OCM's placement controller does: it creates the PlacementDecision,
+// labelled for the Placement, if it does not exist, and sets its clusters.
+func decide(ns, placement, decisionName string, clusters ...string) {
+	ctx := context.Background()
+	d := framework.Decision(decisionName, ns, placement)
+	if err := k8s.Create(ctx, d); apierrors.IsAlreadyExists(err) {
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(d), d)).To(Succeed())
+	} else {
+		Expect(err).NotTo(HaveOccurred())
+	}
+	framework.SetDecisions(d, clusters...)
+	Expect(k8s.Status().Update(ctx, d)).To(Succeed())
+}
+
+// getPMW reads a PlacementManifestWork afresh and checks that its status describes its current generation.
+func getPMW(g Gomega, pmw *workv1alpha1.PlacementManifestWork) *workv1alpha1.PlacementManifestWork {
+	got := &workv1alpha1.PlacementManifestWork{}
+	g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(pmw), got)).To(Succeed())
+	g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+	return got
+}
+
+// condition returns a condition of a PlacementManifestWork, checking it describes the current generation.
+func condition(g Gomega, pmw *workv1alpha1.PlacementManifestWork, t string) *metav1.Condition {
+	got := getPMW(g, pmw)
+	c := meta.FindStatusCondition(got.Status.Conditions, t)
+	g.Expect(c).NotTo(BeNil(), "condition %s", t)
+	g.Expect(c.ObservedGeneration).To(Equal(got.Generation))
+	return c
 }

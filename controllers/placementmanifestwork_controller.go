@@ -440,8 +440,13 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 	now := r.now()
 	desired := make(map[string]*workv1.ManifestWork, len(obs.clusters))
 	desiredHash := make(map[string]string, len(obs.clusters))
+	builder, err := manifestwork.NewBuilder(pmw, obs.plan.ManifestConfigs)
+	if err != nil {
+		obs.writeErrors = append(obs.writeErrors, err)
+		return 0
+	}
 	for _, cluster := range obs.clusters {
-		w, err := manifestwork.Build(pmw, cluster, obs.plan.Manifests[cluster], obs.plan.ManifestConfigs, obs.plan.Shares[cluster])
+		w, err := builder.Build(cluster, obs.plan.Manifests[cluster], obs.plan.Shares[cluster])
 		if err != nil {
 			obs.writeErrors = append(obs.writeErrors, err)
 			continue

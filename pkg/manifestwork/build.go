@@ -38,53 +38,72 @@ func Owner(pmw *workv1alpha1.PlacementManifestWork) types.NamespacedName {
 	return types.NamespacedName{Namespace: pmw.Namespace, Name: pmw.Name}
 }
 
-// Build returns the ManifestWork pmw wants in cluster's namespace: the template's spec with the given
-// manifests and manifestConfigs, labelled and annotated as pmw's.
-func Build(pmw *workv1alpha1.PlacementManifestWork, cluster string, manifests []workv1.Manifest, configs []workv1.ManifestConfigOption, shares map[string]int32) (*workv1.ManifestWork, error) {
-	spec := workv1.ManifestWorkSpec{
-		Workload:        workv1.ManifestsTemplate{Manifests: manifests},
-		DeleteOption:    pmw.Spec.ManifestWorkTemplate.DeleteOption.DeepCopy(),
+// Builder builds the ManifestWorks of one PlacementManifestWork. What every cluster's work shares (the
+// template's deleteOption, executor and the manifestConfigs) is encoded once, so building thousands of works
+// costs little more than hashing their manifests.
+type Builder struct {
+	pmw     *workv1alpha1.PlacementManifestWork
+	configs []workv1.ManifestConfigOption
+	owner   types.NamespacedName
+	// common is the JSON of the spec without its manifests: the first part of every spec hash.
+	common []byte
+}
+
+// NewBuilder prepares the works of pmw, which all carry the given manifestConfigs.
+func NewBuilder(pmw *workv1alpha1.PlacementManifestWork, configs []workv1.ManifestConfigOption) (*Builder, error) {
+	common, err := json.Marshal(workv1.ManifestWorkSpec{
+		DeleteOption:    pmw.Spec.ManifestWorkTemplate.DeleteOption,
 		ManifestConfigs: configs,
-		Executor:        pmw.Spec.ManifestWorkTemplate.Executor.DeepCopy(),
-	}
-	hash, err := SpecHash(&spec)
+		Executor:        pmw.Spec.ManifestWorkTemplate.Executor,
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("encoding the ManifestWork spec: %w", err)
 	}
-	owner := Owner(pmw)
+	return &Builder{pmw: pmw, configs: configs, owner: Owner(pmw), common: common}, nil
+}
+
+// Build returns the ManifestWork wanted in cluster's namespace: the template's spec with the given manifests,
+// labelled and annotated as the PlacementManifestWork's.
+func (b *Builder) Build(cluster string, manifests []workv1.Manifest, shares map[string]int32) (*workv1.ManifestWork, error) {
 	annotations := map[string]string{
-		AnnotationOwner:    owner.String(),
-		AnnotationOwnerUID: string(pmw.UID),
-		AnnotationSpecHash: hash,
+		AnnotationOwner:    b.owner.String(),
+		AnnotationOwnerUID: string(b.pmw.UID),
+		AnnotationSpecHash: b.hash(manifests),
 	}
 	if len(shares) > 0 {
-		b, err := json.Marshal(shares)
+		enc, err := json.Marshal(shares)
 		if err != nil {
 			return nil, fmt.Errorf("encoding shares: %w", err)
 		}
-		annotations[AnnotationShares] = string(b)
+		annotations[AnnotationShares] = string(enc)
 	}
 	return &workv1.ManifestWork{
 		TypeMeta: metav1.TypeMeta{APIVersion: workv1.GroupVersion.String(), Kind: "ManifestWork"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        WorkName(owner),
+			Name:        WorkName(b.owner),
 			Namespace:   cluster,
-			Labels:      map[string]string{LabelPlacementManifestWork: OwnerLabelValue(owner)},
+			Labels:      map[string]string{LabelPlacementManifestWork: OwnerLabelValue(b.owner)},
 			Annotations: annotations,
 		},
-		Spec: spec,
+		Spec: workv1.ManifestWorkSpec{
+			Workload:        workv1.ManifestsTemplate{Manifests: manifests},
+			DeleteOption:    b.pmw.Spec.ManifestWorkTemplate.DeleteOption.DeepCopy(),
+			ManifestConfigs: b.configs,
+			Executor:        b.pmw.Spec.ManifestWorkTemplate.Executor.DeepCopy(),
+		},
 	}, nil
 }
 
-// SpecHash hashes a ManifestWork spec as the manager writes it. Comparing hashes, not specs, keeps the API
-// server's defaulting of the spec from looking like a difference.
-func SpecHash(spec *workv1.ManifestWorkSpec) (string, error) {
-	b, err := json.Marshal(spec)
-	if err != nil {
-		return "", fmt.Errorf("hashing ManifestWork spec: %w", err)
+// hash is the spec hash of a work with these manifests. Comparing hashes, not specs, keeps the API server's
+// defaulting of the spec from looking like a difference.
+func (b *Builder) hash(manifests []workv1.Manifest) string {
+	h := sha256.New()
+	h.Write(b.common)
+	for _, m := range manifests {
+		h.Write([]byte{0})
+		h.Write(m.Raw)
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:16]), nil
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // Shares decodes the shares annotation of a ManifestWork; a missing or unreadable one is empty.

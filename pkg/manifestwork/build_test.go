@@ -12,6 +12,20 @@ import (
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 )
 
+// build builds one work of pmw with no manifestConfigs.
+func build(t *testing.T, pmw *workv1alpha1.PlacementManifestWork, cluster string, ms []workv1.Manifest, shares map[string]int32) *workv1.ManifestWork {
+	t.Helper()
+	b, err := NewBuilder(pmw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := b.Build(cluster, ms, shares)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 func testPMW() *workv1alpha1.PlacementManifestWork {
 	return &workv1alpha1.PlacementManifestWork{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps", UID: types.UID("uid-1")},
@@ -31,10 +45,7 @@ func manifests(raw ...string) []workv1.Manifest {
 
 func TestBuild(t *testing.T) {
 	pmw := testPMW()
-	w, err := Build(pmw, "cluster1", manifests(`{"kind":"ConfigMap"}`), nil, map[string]int32{"Deployment.apps default/web .spec.replicas": 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := build(t, pmw, "cluster1", manifests(`{"kind":"ConfigMap"}`), map[string]int32{"Deployment.apps default/web .spec.replicas": 2})
 	if w.Namespace != "cluster1" || w.Name != WorkName(Owner(pmw)) {
 		t.Errorf("work is %s/%s", w.Namespace, w.Name)
 	}
@@ -60,14 +71,8 @@ func TestBuild(t *testing.T) {
 
 func TestUpToDate(t *testing.T) {
 	pmw := testPMW()
-	desired, err := Build(pmw, "c", manifests(`{"kind":"ConfigMap","data":{"a":"1"}}`), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	changed, err := Build(pmw, "c", manifests(`{"kind":"ConfigMap","data":{"a":"2"}}`), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	desired := build(t, pmw, "c", manifests(`{"kind":"ConfigMap","data":{"a":"1"}}`), nil)
+	changed := build(t, pmw, "c", manifests(`{"kind":"ConfigMap","data":{"a":"2"}}`), nil)
 	defaulted := desired.DeepCopy()
 	defaulted.Spec.ManifestConfigs = []workv1.ManifestConfigOption{{}} // the API server's defaulting
 	defaulted.Annotations["other"] = "kept"
@@ -96,10 +101,7 @@ func TestUpToDate(t *testing.T) {
 
 func TestOwnership(t *testing.T) {
 	pmw := testPMW()
-	own, err := Build(pmw, "c", nil, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	own := build(t, pmw, "c", nil, nil)
 	cases := map[string]struct {
 		mutate func(w *workv1.ManifestWork)
 		want   bool

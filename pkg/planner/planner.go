@@ -177,19 +177,24 @@ func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.M
 		Seed:     string(pmw.UID) + "/" + key,
 	})
 	var keptOnFailedOver int32
+	// Thousands of clusters share a handful of distinct shares: encode each share's manifest once.
+	byShare := map[int32][]byte{}
 	for _, c := range clusters {
 		share := result.Shares[c]
 		if in.FailedOver[c] {
 			share = previous[c]
 			keptOnFailedOver += share
 		}
-		obj, err := template.SetIntField(m.Object, fieldPath, share)
-		if err != nil {
-			return &InvalidError{Reason: workv1alpha1.ReasonInvalidSplitField, Message: fmt.Sprintf("cannot split %s: %v", m.ID(), err)}
-		}
-		raw, err := json.Marshal(obj.Object)
-		if err != nil {
-			return &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: fmt.Sprintf("manifest %s: %v", m.ID(), err)}
+		raw, ok := byShare[share]
+		if !ok {
+			obj, err := template.SetIntField(m.Object, fieldPath, share)
+			if err != nil {
+				return &InvalidError{Reason: workv1alpha1.ReasonInvalidSplitField, Message: fmt.Sprintf("cannot split %s: %v", m.ID(), err)}
+			}
+			if raw, err = json.Marshal(obj.Object); err != nil {
+				return &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: fmt.Sprintf("manifest %s: %v", m.ID(), err)}
+			}
+			byShare[share] = raw
 		}
 		plan.Manifests[c] = append(plan.Manifests[c], workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
 		if plan.Shares[c] == nil {

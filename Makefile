@@ -27,9 +27,10 @@ envtest: ## Build kube-apiserver and etcd from Go modules into bin/ (once) and p
 	@hack/kube-binaries.sh
 
 .PHONY: test
-test: verify ## Run every test: unit, envtest suites (race detector), the sandbox smoke test and the real multi-cluster e2e suite.
+test: verify ## Run every test: unit, envtest suites (race detector), the sandbox smoke test, the real multi-cluster e2e suite and the benchmark's smallest row.
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh)" HELM="$$(hack/helm-binary.sh)/helm" go test ./... -race -timeout 30m -coverprofile cover.out
 	$(MAKE) --no-print-directory test-e2e
+	$(MAKE) --no-print-directory bench-smoke
 
 .PHONY: test-e2e
 test-e2e: ## Run the end-to-end suite: a real OCM hub and three spokes, all local processes (docs/e2e.md).

@@ -16,6 +16,7 @@ import (
 func main() {
 	var (
 		metricsAddr, probeAddr string
+		pprofAddr              string
 		leaderElect            bool
 		leaderElectionNS       string
 		qps                    float64
@@ -24,6 +25,7 @@ func main() {
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "", "Address a pprof endpoint binds to, for profiling; off when empty.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one of several replicas reconciles.")
 	flag.StringVar(&leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease; the manager's own namespace when empty.")
 	flag.Float64Var(&qps, "kube-api-qps", 200, "Client-side rate limit of requests to the API server, per second.")
@@ -44,6 +46,7 @@ func main() {
 		Cache:                         controllers.CacheOptions(),
 		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:        probeAddr,
+		PprofBindAddress:              pprofAddr,
 		LeaderElection:                leaderElect,
 		LeaderElectionID:              "placement-manifestwork.work.open-cluster-management.io",
 		LeaderElectionNamespace:       leaderElectionNS,

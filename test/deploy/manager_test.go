@@ -305,6 +305,7 @@ var chartlessFlags = map[string]bool{
 	"zap-devel":            true,
 	"zap-stacktrace-level": true,
 	"zap-time-encoding":    true,
+	"pprof-bind-address":   true, // profiling is for a debugging session, not for a release's values
 }
 
 // deployedArgs are the manager container's arguments in the chart (default and custom values) and

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	ocmworkv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+)
+
+// Users of the hub. Each process gets its own, so the audit log tells their requests apart.
+const (
+	userHarness = "bench-harness"
+	userLimit   = "bench-limit"
+	userManager = "bench-pmw-manager"
+	userOCM     = "bench-ocm-work-manager"
+)
+
+// mwrsCRD is the ManifestWorkReplicaSet CRD OCM's work hub manager needs, relative to the
+// open-cluster-management.io/api module.
+const mwrsCRD = "work/v1alpha1/0000_00_work.open-cluster-management.io_manifestworkreplicasets.crd.yaml"
+
+// auditPolicy logs one Metadata event per finished request of the processes under test; nothing else.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted"]
+rules:
+- level: Metadata
+  users: ["` + userLimit + `", "` + userManager + `", "` + userOCM + `"]
+- level: None
+`
+
+// hub is the envtest API server every phase of a run shares.
+type hub struct {
+	env       *envtest.Environment
+	auditPath string
+	// kubeconfigs of the processes under test, by user.
+	kubeconfigs map[string]string
+	// harness is the unthrottled client the harness (and the agents it plays) use.
+	harness client.Client
+	// harnessCfg and limitCfg are the rest configs of the harness and of the limit client, unthrottled.
+	harnessCfg, limitCfg *rest.Config
+}
+
+// scheme holds the project's types and OCM's ManifestWorkReplicaSet.
+func scheme() *runtime.Scheme {
+	s := controllers.Scheme()
+	if err := ocmworkv1alpha1.Install(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func startHub(dir string) (*hub, error) {
+	paths, err := framework.CRDPaths()
+	if err != nil {
+		return nil, err
+	}
+	// The ManifestWorkReplicaSet CRD of the api version OCM's binary is built with; the project's otherwise.
+	apiDir, err := ocmAPIDir()
+	if err != nil {
+		if apiDir, err = framework.ModuleDir("open-cluster-management.io/api"); err != nil {
+			return nil, err
+		}
+	}
+	paths = append(paths, filepath.Join(apiDir, mwrsCRD))
+	assets, err := framework.AssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	h := &hub{auditPath: filepath.Join(dir, "audit.log"), kubeconfigs: map[string]string{}}
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return nil, err
+	}
+	h.env = &envtest.Environment{CRDDirectoryPaths: paths, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets}
+	args := h.env.ControlPlane.GetAPIServer().Configure()
+	args.Set("audit-log-path", h.auditPath)
+	args.Set("audit-policy-file", policy)
+	// The log backend rotates at 100 MB when maxsize is 0; a run writes a few hundred MB. Rotation is
+	// followed by the tailer anyway.
+	args.Set("audit-log-maxsize", "100000")
+	if _, err := h.env.Start(); err != nil {
+		return nil, fmt.Errorf("starting envtest: %w", err)
+	}
+	for _, u := range []string{userHarness, userLimit, userManager, userOCM} {
+		au, err := h.env.AddUser(envtest.User{Name: u, Groups: []string{"system:masters"}}, nil)
+		if err != nil {
+			h.stop()
+			return nil, fmt.Errorf("adding user %s: %w", u, err)
+		}
+		kc, err := au.KubeConfig()
+		if err != nil {
+			h.stop()
+			return nil, err
+		}
+		path := filepath.Join(dir, u+".kubeconfig")
+		if err := os.WriteFile(path, kc, 0o600); err != nil {
+			h.stop()
+			return nil, err
+		}
+		h.kubeconfigs[u] = path
+		cfg := rest.CopyConfig(au.Config())
+		cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit
+		switch u {
+		case userHarness:
+			h.harnessCfg = cfg
+		case userLimit:
+			h.limitCfg = cfg
+		}
+	}
+	h.harness, err = client.New(h.harnessCfg, client.Options{Scheme: scheme()})
+	if err != nil {
+		h.stop()
+		return nil, err
+	}
+	return h, nil
+}
+
+func (h *hub) stop() {
+	if h.env != nil {
+		_ = h.env.Stop()
+	}
+}

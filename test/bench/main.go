@@ -1,0 +1,292 @@
+// Command bench measures the PlacementManifestWork manager at fleet scale on one envtest hub, side by side
+// with the API server's own limit (a plain client creating the same ManifestWorks with unbounded parallelism)
+// and OCM's ManifestWorkReplicaSet controller given the equivalent replicate-only job. See
+// docs/performance.md; `make bench` runs every row, `make bench-smoke` the smallest only.
+//
+// The manager and OCM's work manager run as separate processes, each as its own user of the hub, so their
+// CPU and memory come from /proc and their requests from the API server's audit log. The harness plays OCM's
+// placement controller (it writes PlacementDecisions of at most 100 clusters) and the work agents (it writes
+// ManifestWork status).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+)
+
+func main() {
+	var (
+		sizes       = flag.String("sizes", "100,1000,5000", "Cluster counts, one row each.")
+		many        = flag.String("many", "500x20", "The many-objects row, JOBSxCLUSTERS; empty or 0 to skip.")
+		steady      = flag.Duration("steady", 60*time.Second, "Steady-state window in which requests are counted; 0 skips it.")
+		peer        = flag.Bool("peer", true, "Run OCM's ManifestWorkReplicaSet controller too.")
+		limit       = flag.Bool("limit", true, "Run the limit (plain unbounded client) too.")
+		limitPar    = flag.String("limit-parallel", "", "Also run plain clients with these many creates in flight (no rate limit), comma-separated, for reference.")
+		contendersF = flag.String("contenders", "manager,ocm", "Which controllers run: manager, ocm (ocm only with -peer).")
+		managerBin  = flag.String("manager", "bin/manager", "The manager binary (go build ./cmd).")
+		managerArgs = flag.String("manager-args", "", "Extra flags for the manager, space-separated (the defaults otherwise).")
+		tunedArgs   = flag.String("tuned-args", "--kube-api-qps=-1", "Flags of the manager-tuned contender, space-separated.")
+		ocmBin      = flag.String("ocm-work", "", "OCM's work binary (hack/ocm-binaries.sh work); required with -peer.")
+		out         = flag.String("out", "bin/bench", "Folder for results.json, results.md and the run's logs.")
+		timeoutBase = flag.Duration("timeout", 3*time.Minute, "Timeout of a step, plus -timeout-per-work for each work.")
+		perWork     = flag.Duration("timeout-per-work", 150*time.Millisecond, "Timeout added per work of the step.")
+	)
+	render := flag.String("render", "", "Only print the tables of this results.json (from an earlier run) and exit.")
+	flag.Parse()
+	if *render != "" {
+		data, err := os.ReadFile(*render)
+		if err != nil {
+			fatal(err)
+		}
+		res := &results{}
+		if err := json.Unmarshal(data, res); err != nil {
+			fatal(err)
+		}
+		fmt.Printf("Date %s; %s, %d cores, %.1f GiB; %s; commit %s; load %s → %s\n\n%s", res.Date, res.CPU, res.Cores, res.MemoryGiB, res.GoVersion, res.Commit, res.LoadStart, res.LoadEnd, res.markdown())
+		return
+	}
+	// Errors only: controller-runtime's cache is chatty otherwise.
+	zapOpts := zap.Options{}
+	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
+	zapOpts.BindFlags(zapFlags)
+	_ = zapFlags.Parse([]string{"--zap-log-level=error"})
+	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseFlagOptions(&zapOpts)))
+
+	ns, err := parseSizes(*sizes)
+	if err != nil {
+		fatal(err)
+	}
+	limitPars, err := parseSizes(*limitPar)
+	if err != nil {
+		fatal(err)
+	}
+	jobs, per, err := parseMany(*many)
+	if err != nil {
+		fatal(err)
+	}
+	if *peer && *ocmBin == "" {
+		fatal(fmt.Errorf("-peer needs -ocm-work (hack/ocm-binaries.sh work)"))
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	code := run(ctx, config{
+		sizes: ns, limitParallel: limitPars, contenders: strings.Split(*contendersF, ","), manyJobs: jobs, manyClusters: per, steady: *steady, peer: *peer, limit: *limit,
+		managerBin: abs(*managerBin), managerArgs: strings.Fields(*managerArgs), tunedArgs: strings.Fields(*tunedArgs), ocmBin: abs(*ocmBin), out: abs(*out),
+		timeout: func(works int) time.Duration { return *timeoutBase + time.Duration(works)*(*perWork) },
+	})
+	os.Exit(code)
+}
+
+type config struct {
+	sizes                  []int
+	limitParallel          []int
+	contenders             []string
+	manyJobs, manyClusters int
+	steady                 time.Duration
+	peer, limit            bool
+	managerBin, ocmBin     string
+	managerArgs, tunedArgs []string
+	out                    string
+	timeout                func(works int) time.Duration
+}
+
+func run(ctx context.Context, cfg config) int {
+	runDir := filepath.Join(cfg.out, "run-"+time.Now().Format("20060102-150405"))
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		fatal(err)
+	}
+	if err := guard.start(); err != nil {
+		fatal(err)
+	}
+	defer guard.stop()
+	cpu, cores, mem := machine()
+	res := &results{
+		Date: time.Now().UTC().Format(time.RFC3339), CPU: cpu, Cores: cores, MemoryGiB: math.Round(mem*10) / 10,
+		GoVersion: runtime.Version(), Commit: commit(), Command: strings.Join(os.Args, " "), ManagerArgs: cfg.managerArgs,
+		LoadStart: loadAvg(), Steady: cfg.steady.String(),
+	}
+	logf("run folder %s; %d cores, %.1f GiB, load %s", runDir, cores, mem, res.LoadStart)
+
+	logf("starting the hub (envtest, audit log on)")
+	h, err := startHub(runDir)
+	if err != nil {
+		fatal(err)
+	}
+	guard.watch(childPIDs()...)
+	defer h.stop()
+	cleanups = append(cleanups, h.stop)
+	audit := &auditLog{}
+	actx, stopAudit := context.WithCancel(ctx)
+	defer stopAudit()
+	go audit.tail(actx, h.auditPath)
+	works, err := startTracker(actx, h)
+	if err != nil {
+		fatal(err)
+	}
+	limitClient, err := client.New(h.limitCfg, client.Options{Scheme: scheme()})
+	if err != nil {
+		fatal(err)
+	}
+	b := &bench{h: h, audit: audit, works: works, fleet: &fleet{c: h.harness}, limitClient: limitClient, dir: runDir, steady: cfg.steady, timeout: cfg.timeout}
+	var contenders []contender
+	for _, c := range cfg.contenders {
+		switch strings.TrimSpace(c) {
+		case "manager":
+			contenders = append(contenders, &manager{h: h, bin: cfg.managerBin, extra: cfg.managerArgs})
+		case "manager-tuned":
+			contenders = append(contenders, &manager{h: h, bin: cfg.managerBin, extra: cfg.tunedArgs, name: "manager " + strings.Join(cfg.tunedArgs, " ")})
+		case "ocm":
+			if cfg.peer {
+				contenders = append(contenders, &ocm{h: h, bin: cfg.ocmBin})
+			}
+		}
+	}
+
+	failed := false
+	record := func(r *row) {
+		res.Rows = append(res.Rows, r)
+		if len(r.Errors) > 0 {
+			failed = true
+		}
+		writeResults(cfg.out, runDir, res)
+	}
+	for _, n := range cfg.sizes {
+		if ctx.Err() != nil {
+			break
+		}
+		_, to := churnWindow(n)
+		start := time.Now()
+		if err := b.fleet.ensure(ctx, to); err != nil {
+			fatal(err)
+		}
+		logf("fleet: %d clusters (namespace and available ManagedCluster each), %.1fs", to, time.Since(start).Seconds())
+		res.SetupNotes = append(res.SetupNotes, fmt.Sprintf("pool grown to %d clusters in %.1f s", to, time.Since(start).Seconds()))
+		if cfg.limit {
+			record(b.runLimit(ctx, n, 0))
+		}
+		for _, k := range cfg.limitParallel {
+			record(b.runLimit(ctx, n, k))
+		}
+		for _, c := range contenders {
+			if ctx.Err() == nil {
+				record(b.runClusters(ctx, c, n))
+			}
+		}
+	}
+	if cfg.manyJobs > 0 && ctx.Err() == nil {
+		pool := max(b.fleet.count, cfg.manyClusters)
+		if err := b.fleet.ensure(ctx, pool); err != nil {
+			fatal(err)
+		}
+		for _, c := range contenders {
+			if ctx.Err() == nil && !strings.HasPrefix(c.title(), "manager ") { // managers with other flags: cluster rows only
+				record(b.runMany(ctx, c, cfg.manyJobs, cfg.manyClusters, pool))
+			}
+		}
+	}
+	res.LoadEnd = loadAvg()
+	writeResults(cfg.out, runDir, res)
+	fmt.Println()
+	fmt.Printf("Machine: %s, %d cores, %.1f GiB; %s; commit %s; load %s → %s\n\n", res.CPU, res.Cores, res.MemoryGiB, res.GoVersion, res.Commit, res.LoadStart, res.LoadEnd)
+	fmt.Print(res.markdown())
+	fmt.Printf("\nResults: %s (and results.md); logs and audit log: %s\n", filepath.Join(cfg.out, "results.json"), runDir)
+	if ctx.Err() != nil {
+		logf("interrupted")
+		return 130
+	}
+	if failed || len(res.Rows) == 0 {
+		return 1
+	}
+	return 0
+}
+
+func writeResults(out, runDir string, res *results) {
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		fatal(err)
+	}
+	md := fmt.Sprintf("Date %s; %s, %d cores, %.1f GiB; %s; commit %s; load %s → %s\n\n%s", res.Date, res.CPU, res.Cores, res.MemoryGiB, res.GoVersion, res.Commit, res.LoadStart, res.LoadEnd, res.markdown())
+	for _, dir := range []string{out, runDir} {
+		_ = os.WriteFile(filepath.Join(dir, "results.json"), data, 0o644)
+		_ = os.WriteFile(filepath.Join(dir, "results.md"), []byte(md), 0o644)
+	}
+}
+
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad size %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parseMany(s string) (int, int, error) {
+	if s == "" || s == "0" {
+		return 0, 0, nil
+	}
+	a, b, ok := strings.Cut(s, "x")
+	j, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || j < 1 || n < 1 {
+		return 0, 0, fmt.Errorf("bad -many %q: want JOBSxCLUSTERS", s)
+	}
+	return j, n, nil
+}
+
+func abs(p string) string {
+	if p == "" {
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(framework.RepoRoot(), p)
+	}
+	return filepath.Clean(p)
+}
+
+func commit() string {
+	cmd := exec.Command("git", "describe", "--always", "--dirty")
+	cmd.Dir = framework.RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// cleanups run, last first, when the run ends on a fatal error; the watchdog covers what they miss.
+var cleanups []func()
+
+func fatal(err error) {
+	logf("fatal: %v", err)
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		cleanups[i]()
+	}
+	guard.stop()
+	os.Exit(2)
+}

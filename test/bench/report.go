@@ -1,0 +1,247 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// results is everything a run measured, written as results.json.
+type results struct {
+	Date        string   `json:"date"`
+	CPU         string   `json:"cpu"`
+	Cores       int      `json:"cores"`
+	MemoryGiB   float64  `json:"memoryGiB"`
+	GoVersion   string   `json:"goVersion"`
+	Commit      string   `json:"commit"`
+	Command     string   `json:"command"`
+	ManagerArgs []string `json:"managerArgs,omitempty"`
+	LoadStart   string   `json:"loadStart"`
+	LoadEnd     string   `json:"loadEnd"`
+	Steady      string   `json:"steadyWindow"`
+	SetupNotes  []string `json:"setup,omitempty"`
+	Rows        []*row   `json:"rows"`
+}
+
+func (r *results) find(contender, kind string, n int) *row {
+	for _, x := range r.Rows {
+		if x.Contender == contender && x.Kind == kind && x.N == n {
+			return x
+		}
+	}
+	return nil
+}
+
+func secs(s *step) string {
+	switch {
+	case s == nil:
+		return "—"
+	case s.Err != "":
+		return "failed"
+	}
+	return fmt.Sprintf("%.2f", s.Seconds)
+}
+
+func ratio(a, b *step) string {
+	if !a.ok() || !b.ok() || b.Seconds == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f×", a.Seconds/b.Seconds)
+}
+
+func mib(b int64) string {
+	if b == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f", float64(b)/(1<<20))
+}
+
+type sizeKey struct {
+	kind    string
+	n, jobs int
+}
+
+func (r *results) sizes() []sizeKey {
+	seen := map[sizeKey]bool{}
+	var out []sizeKey
+	for _, x := range r.Rows {
+		k := sizeKey{x.Kind, x.N, x.Jobs}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].kind != out[j].kind {
+			return out[i].kind == "clusters"
+		}
+		return out[i].n*out[i].jobs < out[j].n*out[j].jobs
+	})
+	return out
+}
+
+func (k sizeKey) label() string {
+	if k.kind == "many" {
+		return fmt.Sprintf("%d PMWs × %d", k.jobs, k.n)
+	}
+	return fmt.Sprintf("N = %d", k.n)
+}
+
+// markdown renders the tables.
+func (r *results) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Times in seconds (lower is better). ×limit and ×OCM are the manager's time over theirs.\n\n")
+	b.WriteString("| row | works | limit fan-out | manager fan-out | ×limit | OCM fan-out | ×OCM | manager roll-up | OCM roll-up | ×OCM | manager update | OCM update | ×OCM | manager churn | OCM churn | ×OCM | manager delete | OCM delete |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, k := range r.sizes() {
+		lim, m, o := r.find("limit", k.kind, k.n), r.find("manager", k.kind, k.n), r.find("OCM MWRS", k.kind, k.n)
+		get := func(x *row, f func(*row) *step) *step {
+			if x == nil {
+				return nil
+			}
+			return f(x)
+		}
+		fan := func(x *row) *step { return x.FanOut }
+		roll := func(x *row) *step { return x.RollUp }
+		upd := func(x *row) *step { return x.Update }
+		churn := func(x *row) *step { return x.Churn }
+		del := func(x *row) *step { return x.Delete }
+		works := k.n * k.jobs
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			k.label(), works,
+			secs(get(lim, fan)), secs(get(m, fan)), ratio(get(m, fan), get(lim, fan)), secs(get(o, fan)), ratio(get(m, fan), get(o, fan)),
+			secs(get(m, roll)), secs(get(o, roll)), ratio(get(m, roll), get(o, roll)),
+			secs(get(m, upd)), secs(get(o, upd)), ratio(get(m, upd), get(o, upd)),
+			secs(get(m, churn)), secs(get(o, churn)), ratio(get(m, churn), get(o, churn)),
+			secs(get(m, del)), secs(get(o, del)))
+	}
+	if extra := r.limitVariants(); extra != "" {
+		b.WriteString(extra)
+	}
+	b.WriteString("\nRoll-up begins with the simulated agents' status writes (no rate limit, 500 in flight), which take most of it; ")
+	b.WriteString("what the controller adds is the time from the last of them returning to the summary (seconds):\n\n")
+	b.WriteString("| row | manager: agents' writes | manager: after them | OCM: agents' writes | OCM: after them |\n| --- | ---: | ---: | ---: | ---: |\n")
+	for _, k := range r.sizes() {
+		m, o := r.find("manager", k.kind, k.n), r.find("OCM MWRS", k.kind, k.n)
+		split := func(x *row) (string, string) {
+			if x == nil || !x.RollUp.ok() || x.RollUp.Agents == 0 {
+				return "—", "—"
+			}
+			return fmt.Sprintf("%.2f", x.RollUp.Agents), fmt.Sprintf("%.2f", x.RollUp.Seconds-x.RollUp.Agents)
+		}
+		ma, mr := split(m)
+		oa, or := split(o)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", k.label(), ma, mr, oa, or)
+	}
+	b.WriteString("\nCost per row (each contender runs as its own process, started fresh for the row; requests and writes from the API server's audit log):\n\n")
+	b.WriteString("| row | contender | CPU s | peak RSS MiB | steady RSS MiB | peak RSS per work KiB | requests | writes | writes per work | steady-state writes | reconciles | load (1, 5, 15 min) start → end |\n")
+	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+	for _, k := range r.sizes() {
+		for _, x := range r.Rows {
+			if x.Kind != k.kind || x.N != k.n {
+				continue
+			}
+			name := x.Contender
+			steady := "—"
+			if x.Steady != nil {
+				steady = fmt.Sprintf("%d in %.0f s", x.Steady.Writes, x.SteadySeconds)
+			}
+			cpu, hwm, per := "—", "—", "—"
+			if !strings.HasPrefix(name, "limit") {
+				cpu, hwm = fmt.Sprintf("%.1f", x.CPU), mib(x.HWM)
+				if x.Works > 0 && x.HWM > 0 {
+					per = fmt.Sprintf("%.1f", float64(x.HWM)/1024/float64(x.Works))
+				}
+			}
+			rec := "—"
+			if x.Reconciles > 0 {
+				rec = fmt.Sprintf("%.0f (%.1f s)", x.Reconciles, x.ReconcileSeconds)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %d | %.2f | %s | %s | %s → %s |\n",
+				k.label(), name, cpu, hwm, mib(x.RSSSteady), per, x.Total.Requests, x.Total.Writes,
+				float64(x.Total.Writes)/float64(max(x.Works, 1)), steady, rec, x.LoadStart, x.LoadEnd)
+		}
+	}
+	b.WriteString("\n")
+	b.WriteString(r.memoryPerWork())
+	var errs []string
+	for _, x := range r.Rows {
+		for _, e := range x.Errors {
+			errs = append(errs, fmt.Sprintf("- %s, %s %d: %s", x.Contender, x.Kind, x.N, e))
+		}
+	}
+	if len(errs) > 0 {
+		b.WriteString("\nErrors:\n\n" + strings.Join(errs, "\n") + "\n")
+	}
+	return b.String()
+}
+
+// memoryPerWork is the slope of memory against works between the smallest and the largest cluster rows.
+func (r *results) memoryPerWork() string {
+	var b strings.Builder
+	for _, name := range []string{"manager", "OCM MWRS"} {
+		var rows []*row
+		for _, x := range r.Rows {
+			if x.Contender == name && x.Kind == "clusters" && x.HWM > 0 {
+				rows = append(rows, x)
+			}
+		}
+		if len(rows) < 2 {
+			continue
+		}
+		sort.Slice(rows, func(i, j int) bool { return rows[i].N < rows[j].N })
+		lo, hi := rows[0], rows[len(rows)-1]
+		dw := float64(hi.Works - lo.Works)
+		fmt.Fprintf(&b, "- %s: memory per managed work (slope from %d to %d clusters): peak RSS %.1f KiB, steady RSS %.1f KiB\n",
+			name, lo.N, hi.N, float64(hi.HWM-lo.HWM)/1024/dw, float64(hi.RSSSteady-lo.RSSSteady)/1024/dw)
+	}
+	return b.String()
+}
+
+// limitVariants compares the manager's fan-out with plain clients that keep a bounded number of creates in
+// flight, when the run had any.
+func (r *results) limitVariants() string {
+	var b strings.Builder
+	for _, k := range r.sizes() {
+		m := r.find("manager", k.kind, k.n)
+		for _, x := range r.Rows {
+			if x.Kind != k.kind || x.N != k.n || !strings.HasPrefix(x.Contender, "limit-") {
+				continue
+			}
+			if b.Len() == 0 {
+				b.WriteString("\nPlain clients with a bounded number of creates in flight (no rate limit), for reference:\n\n")
+				b.WriteString("| row | client | fan-out s | last create returned s | manager fan-out ÷ this |\n| --- | --- | ---: | ---: | ---: |\n")
+			}
+			var ms *step
+			if m != nil {
+				ms = m.FanOut
+			}
+			fmt.Fprintf(&b, "| %s | %s in flight | %s | %.2f | %s |\n", k.label(), strings.TrimPrefix(x.Contender, "limit-"), secs(x.FanOut), x.CreatesReturned, ratio(ms, x.FanOut))
+		}
+	}
+	for _, k := range r.sizes() {
+		m := r.find("manager", k.kind, k.n)
+		for _, x := range r.Rows {
+			if x.Kind != k.kind || x.N != k.n || !strings.HasPrefix(x.Contender, "manager ") {
+				continue
+			}
+			if !strings.Contains(b.String(), "Manager with other flags") {
+				b.WriteString("\nManager with other flags (seconds; in parentheses the defaults' time):\n\n")
+				b.WriteString("| row | flags | fan-out | roll-up | update | churn |\n| --- | --- | ---: | ---: | ---: | ---: |\n")
+			}
+			both := func(t, d *step) string {
+				if m == nil {
+					return secs(t)
+				}
+				return secs(t) + " (" + secs(d) + ")"
+			}
+			var md row
+			if m != nil {
+				md = *m
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", k.label(), strings.TrimPrefix(x.Contender, "manager "),
+				both(x.FanOut, md.FanOut), both(x.RollUp, md.RollUp), both(x.Update, md.Update), both(x.Churn, md.Churn))
+		}
+	}
+	return b.String()
+}

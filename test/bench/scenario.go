@@ -1,0 +1,525 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// step is one timed step of a row.
+type step struct {
+	Seconds float64 `json:"seconds"`
+	Err     string  `json:"error,omitempty"`
+	// CPU is the contender's CPU seconds spent in the step.
+	CPU float64 `json:"cpu"`
+	// Writes are the contender's API writes during the step, from the audit log.
+	Writes tally `json:"writes"`
+	// Agents is, for roll-up steps, when the last of the simulated agents' status writes returned.
+	Agents float64 `json:"agentWritesReturned,omitempty"`
+	// AgentRetries counts the agents' writes the API server dropped and that were sent again.
+	AgentRetries int64 `json:"agentRetries,omitempty"`
+}
+
+func (s *step) ok() bool { return s != nil && s.Err == "" }
+
+// row is one contender's results at one size.
+type row struct {
+	Contender string `json:"contender"`
+	// Kind is "clusters" (one job over N clusters) or "many" (Jobs jobs of N clusters each).
+	Kind  string `json:"kind"`
+	N     int    `json:"n"`
+	Jobs  int    `json:"jobs"`
+	Works int    `json:"works"`
+
+	FanOut *step `json:"fanOut,omitempty"`
+	// CreatesReturned is, for the limit, when the last create returned (FanOut is when the watch saw the last).
+	CreatesReturned float64 `json:"createsReturned,omitempty"`
+	// Retries counts the limit's creates that failed and were sent again.
+	Retries int   `json:"retries,omitempty"`
+	RollUp  *step `json:"rollUp,omitempty"`
+	Update  *step `json:"update,omitempty"`
+	Churn   *step `json:"churn,omitempty"`
+	Delete  *step `json:"delete,omitempty"`
+
+	SteadySeconds float64 `json:"steadySeconds,omitempty"`
+	Steady        *tally  `json:"steady,omitempty"`
+
+	CPU       float64 `json:"cpuSeconds"`
+	HWM       int64   `json:"peakRSSBytes"`
+	RSSSteady int64   `json:"steadyRSSBytes"`
+	// Total are every request of the contender during the row.
+	Total tally `json:"total"`
+	// Reconciles and ReconcileSeconds come from the manager's controller-runtime metrics.
+	Reconciles       float64 `json:"reconciles,omitempty"`
+	ReconcileSeconds float64 `json:"reconcileSeconds,omitempty"`
+
+	LoadStart string   `json:"loadStart"`
+	LoadEnd   string   `json:"loadEnd"`
+	Errors    []string `json:"errors,omitempty"`
+}
+
+// bench holds what every row uses.
+type bench struct {
+	h     *hub
+	audit *auditLog
+	works *tracker
+	fleet *fleet
+	// limitClient is the unthrottled client of the limit user.
+	limitClient client.Client
+	dir         string
+	steady      time.Duration
+	timeout     func(works int) time.Duration
+	// agents is how long the last rollUp's status writes took to return, agentRetries how many it resent.
+	agents       time.Duration
+	agentRetries int64
+}
+
+// limitProbe makes an audited request, so the audit tailer has an event after any moment it waits for.
+func (b *bench) limitProbe(ctx context.Context) error {
+	return b.limitClient.Get(ctx, client.ObjectKey{Name: "default"}, &corev1.Namespace{})
+}
+
+func (b *bench) settleAudit(ctx context.Context, t time.Time) {
+	b.audit.caughtUp(ctx, t, func() { _ = b.limitProbe(ctx) })
+}
+
+// stepRun times fn and books the contender's CPU and writes to the step.
+func (b *bench) stepRun(ctx context.Context, name string, user string, p *process, fn func(start time.Time) (time.Duration, error)) *step {
+	var cpu0 float64
+	if p != nil {
+		cpu0 = p.sample().CPU
+	}
+	start := time.Now()
+	d, err := fn(start)
+	end := time.Now()
+	s := &step{Seconds: d.Seconds()}
+	if err != nil {
+		s.Err = err.Error()
+		logf("  %s: FAILED: %v", name, err)
+	} else {
+		logf("  %s: %.2fs", name, s.Seconds)
+	}
+	if p != nil {
+		s.CPU = p.sample().CPU - cpu0
+	}
+	b.settleAudit(ctx, end)
+	s.Writes = b.audit.count(user, start, end)
+	return s
+}
+
+// rowSizes are the cluster windows of a row: the first n clusters, then, after churn, a window moved by 10%.
+func churnWindow(n int) (from, to int) {
+	shift := max(n/10, 1)
+	return shift, n + shift
+}
+
+// runClusters runs every step of one contender over one job of n clusters.
+func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
+	r := &row{Contender: c.title(), Kind: "clusters", N: n, Jobs: 1, Works: n, LoadStart: loadAvg()}
+	logf("%s, %d clusters", c.title(), n)
+	rowStart := time.Now()
+	ns := fmt.Sprintf("bench-%s-%d", slug(c.title()), n)
+	j := job{ns: ns, name: "bench", placement: "bench"}
+	clusters := names(0, n)
+	timeout := b.timeout(n)
+	fail := func(err error) *row {
+		r.Errors = append(r.Errors, err.Error())
+		logf("  FAILED: %v", err)
+		return r
+	}
+	if err := ensureNamespace(ctx, b.h.harness, ns); err != nil {
+		return fail(err)
+	}
+	if err := placeClusters(ctx, b.h.harness, ns, j.placement, clusters); err != nil {
+		return fail(err)
+	}
+	p, err := c.start(b.dir)
+	if err != nil {
+		return fail(err)
+	}
+	defer func() {
+		st := p.stop()
+		r.CPU, r.HWM = st.CPU, st.HWM
+		b.settleAudit(ctx, time.Now())
+		r.Total = b.audit.count(c.user(), rowStart, time.Now())
+		r.LoadEnd = loadAvg()
+	}()
+	if err := b.warmUp(ctx, c, p, ns); err != nil {
+		return fail(fmt.Errorf("warm-up: %w", err))
+	}
+	group := c.group(j)
+
+	r.FanOut = b.stepRun(ctx, "fan-out", c.user(), p, func(start time.Time) (time.Duration, error) {
+		if err := c.create(ctx, j, n, "v1"); err != nil {
+			return 0, err
+		}
+		return b.works.wait(ctx, "fan-out", start, timeout, p.alive, newExpect(group, clusters, "v1", replicasPerCluster))
+	})
+	if !r.FanOut.ok() {
+		return b.abandon(ctx, c, r, []job{j})
+	}
+	r.RollUp = b.stepRun(ctx, "roll-up", c.user(), p, func(start time.Time) (time.Duration, error) {
+		return b.rollUp(ctx, c, p, ns, []string{group}, n, 1, start, timeout)
+	})
+	r.RollUp.Agents, r.RollUp.AgentRetries = b.agents.Seconds(), b.agentRetries
+	if !r.RollUp.ok() {
+		return b.abandon(ctx, c, r, []job{j})
+	}
+	r.Update = b.stepRun(ctx, "update", c.user(), p, func(start time.Time) (time.Duration, error) {
+		if err := c.update(ctx, j, n, "v2"); err != nil {
+			return 0, err
+		}
+		return b.works.wait(ctx, "update", start, timeout, p.alive, newExpect(group, clusters, "v2", replicasPerCluster))
+	})
+	if !r.Update.ok() {
+		return b.abandon(ctx, c, r, []job{j})
+	}
+	// The agents report the new generation before the clusters change.
+	if _, err := b.rollUp(ctx, c, p, ns, []string{group}, n, 1, time.Now(), timeout); err != nil {
+		r.Errors = append(r.Errors, "roll-up after update: "+err.Error())
+		return b.abandon(ctx, c, r, []job{j})
+	}
+	from, to := churnWindow(n)
+	churned := names(from, to)
+	// Churn converges when the joining clusters have their works, their agents have reported them available,
+	// the leaving clusters' works are gone and the summary shows every cluster available. The agents report as
+	// soon as the works appear: the manager keeps leaving clusters' works until joining ones are available
+	// (make before break), OCM's controller deletes them at once.
+	r.Churn = b.stepRun(ctx, "churn", c.user(), p, func(start time.Time) (time.Duration, error) {
+		if err := placeClusters(ctx, b.h.harness, ns, j.placement, churned); err != nil {
+			return 0, err
+		}
+		joined := newExpect(group, churned, "v2", replicasPerCluster)
+		joined.extrasAllowed = true
+		if _, err := b.works.wait(ctx, "churn (joining works)", start, timeout, p.alive, joined); err != nil {
+			return 0, err
+		}
+		available, err := b.rollUp(ctx, c, p, ns, []string{group}, n, 1, start, timeout)
+		if err != nil {
+			return 0, err
+		}
+		gone, err := b.works.wait(ctx, "churn", start, timeout, p.alive, newExpect(group, churned, "v2", replicasPerCluster))
+		return max(available, gone), err
+	})
+	if !r.Churn.ok() {
+		return b.abandon(ctx, c, r, []job{j})
+	}
+	b.steadyState(ctx, c, p, r)
+	r.Delete = b.stepRun(ctx, "delete", c.user(), p, func(start time.Time) (time.Duration, error) {
+		return b.remove(ctx, c, p, []job{j}, start, timeout)
+	})
+	b.scrape(p, r)
+	return r
+}
+
+// runMany runs fan-out, roll-up, steady state and delete for jobs jobs of n clusters each.
+func (b *bench) runMany(ctx context.Context, c contender, jobs, n, pool int) *row {
+	r := &row{Contender: c.title(), Kind: "many", N: n, Jobs: jobs, Works: jobs * n, LoadStart: loadAvg()}
+	logf("%s, %d jobs x %d clusters", c.title(), jobs, n)
+	rowStart := time.Now()
+	ns := fmt.Sprintf("bench-%s-many", slug(c.title()))
+	fail := func(err error) *row {
+		r.Errors = append(r.Errors, err.Error())
+		logf("  FAILED: %v", err)
+		return r
+	}
+	if err := ensureNamespace(ctx, b.h.harness, ns); err != nil {
+		return fail(err)
+	}
+	js := make([]job, jobs)
+	expects := make([]expect, jobs)
+	groups := make([]string, jobs)
+	err := parallel(jobs, 50, func(i int) error {
+		js[i] = job{ns: ns, name: fmt.Sprintf("many-%03d", i), placement: fmt.Sprintf("many-%03d", i)}
+		clusters := make([]string, n)
+		for k := range clusters {
+			clusters[k] = clusterName((i*n+k)%pool + 1)
+		}
+		groups[i] = c.group(js[i])
+		expects[i] = newExpect(groups[i], clusters, "v1", replicasPerCluster)
+		return placeClusters(ctx, b.h.harness, ns, js[i].placement, clusters)
+	})
+	if err != nil {
+		return fail(err)
+	}
+	timeout := b.timeout(jobs * n)
+	p, err := c.start(b.dir)
+	if err != nil {
+		return fail(err)
+	}
+	defer func() {
+		st := p.stop()
+		r.CPU, r.HWM = st.CPU, st.HWM
+		b.settleAudit(ctx, time.Now())
+		r.Total = b.audit.count(c.user(), rowStart, time.Now())
+		r.LoadEnd = loadAvg()
+	}()
+	if err := b.warmUp(ctx, c, p, ns); err != nil {
+		return fail(fmt.Errorf("warm-up: %w", err))
+	}
+	r.FanOut = b.stepRun(ctx, "fan-out", c.user(), p, func(start time.Time) (time.Duration, error) {
+		if err := parallel(jobs, 0, func(i int) error { return c.create(ctx, js[i], n, "v1") }); err != nil {
+			return 0, err
+		}
+		return b.works.wait(ctx, "fan-out", start, timeout, p.alive, expects...)
+	})
+	if !r.FanOut.ok() {
+		return b.abandon(ctx, c, r, js)
+	}
+	r.RollUp = b.stepRun(ctx, "roll-up", c.user(), p, func(start time.Time) (time.Duration, error) {
+		return b.rollUp(ctx, c, p, ns, groups, n, jobs, start, timeout)
+	})
+	r.RollUp.Agents, r.RollUp.AgentRetries = b.agents.Seconds(), b.agentRetries
+	if !r.RollUp.ok() {
+		return b.abandon(ctx, c, r, js)
+	}
+	b.steadyState(ctx, c, p, r)
+	r.Delete = b.stepRun(ctx, "delete", c.user(), p, func(start time.Time) (time.Duration, error) {
+		return b.remove(ctx, c, p, js, start, timeout)
+	})
+	b.scrape(p, r)
+	return r
+}
+
+// warmUp runs a one-cluster job through the contender and deletes it, so the timed steps start with its
+// caches synced and its workers running.
+func (b *bench) warmUp(ctx context.Context, c contender, p *process, ns string) error {
+	j := job{ns: ns, name: "warm-up", placement: "warm-up"}
+	cl := names(0, 1)
+	if err := placeClusters(ctx, b.h.harness, ns, j.placement, cl); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := c.create(ctx, j, 1, "v1"); err != nil {
+		return err
+	}
+	if _, err := b.works.wait(ctx, "warm-up", start, 2*time.Minute, p.alive, newExpect(c.group(j), cl, "v1", replicasPerCluster)); err != nil {
+		return err
+	}
+	_, err := b.remove(ctx, c, p, []job{j}, time.Now(), 2*time.Minute)
+	return err
+}
+
+// rollUp plays the agents of every pending work of the groups, then waits until jobs summaries show want
+// clusters available.
+func (b *bench) rollUp(ctx context.Context, c contender, p *process, ns string, groups []string, want, jobs int, start time.Time, timeout time.Duration) (time.Duration, error) {
+	agentsStart, retries0 := time.Now(), b.works.retries.Load()
+	if _, err := b.works.actAsAgents(ctx, b.h.harness, groups...); err != nil {
+		return 0, err
+	}
+	b.agents, b.agentRetries = time.Since(agentsStart), b.works.retries.Load()-retries0
+	interval := 50 * time.Millisecond
+	if jobs > 1 {
+		interval = 250 * time.Millisecond
+	}
+	lastLog := time.Now()
+	for {
+		got, err := c.available(ctx, ns, want)
+		if err != nil {
+			return 0, err
+		}
+		if got >= jobs {
+			return time.Since(start), nil
+		}
+		if err := p.alive(); err != nil {
+			return 0, err
+		}
+		if time.Since(start) > timeout {
+			return 0, fmt.Errorf("roll-up: %d of %d summaries show %d available after %s", got, jobs, want, timeout)
+		}
+		if time.Since(lastLog) > 15*time.Second {
+			logf("    ... roll-up: %d/%d summaries complete after %s", got, jobs, time.Since(start).Round(time.Second))
+			lastLog = time.Now()
+		}
+		time.Sleep(interval)
+	}
+}
+
+// remove deletes the jobs and waits until their works and objects are gone.
+func (b *bench) remove(ctx context.Context, c contender, p *process, js []job, start time.Time, timeout time.Duration) (time.Duration, error) {
+	if err := parallel(len(js), 0, func(i int) error { return c.remove(ctx, js[i]) }); err != nil {
+		return 0, err
+	}
+	es := make([]expect, len(js))
+	for i, j := range js {
+		es[i] = newExpect(c.group(j), nil, "", 0)
+	}
+	d, err := b.works.wait(ctx, "delete", start, timeout, p.alive, es...)
+	if err != nil {
+		return d, err
+	}
+	for {
+		all := true
+		for _, j := range js {
+			g, err := c.gone(ctx, j)
+			if err != nil {
+				return 0, err
+			}
+			if !g {
+				all = false
+				break
+			}
+		}
+		if all {
+			return max(d, time.Since(start)), nil
+		}
+		if time.Since(start) > timeout {
+			return 0, errors.New("delete: the objects are still there")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// abandon cleans up after a failed step so the next row starts from an empty hub.
+func (b *bench) abandon(ctx context.Context, c contender, r *row, js []job) *row {
+	for _, s := range []*step{r.FanOut, r.RollUp, r.Update, r.Churn} {
+		if s != nil && s.Err != "" {
+			r.Errors = append(r.Errors, s.Err)
+		}
+	}
+	if _, err := b.remove(ctx, c, &process{exited: make(chan struct{})}, js, time.Now(), b.timeout(r.Works)); err != nil {
+		r.Errors = append(r.Errors, "cleanup: "+err.Error())
+	}
+	return r
+}
+
+// steadyState waits a moment once everything converged, then counts the contender's requests over the
+// steady window.
+func (b *bench) steadyState(ctx context.Context, c contender, p *process, r *row) {
+	if b.steady <= 0 || strings.HasPrefix(c.title(), "manager ") { // not for managers with other flags
+		return
+	}
+	time.Sleep(3 * time.Second)
+	start := time.Now()
+	logf("  steady state: counting requests for %s", b.steady)
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(b.steady):
+	}
+	end := time.Now()
+	r.RSSSteady = p.sample().RSS
+	b.settleAudit(ctx, end)
+	t := b.audit.count(c.user(), start, end)
+	r.Steady, r.SteadySeconds = &t, end.Sub(start).Seconds()
+	logf("  steady state: %d writes, %d requests in %.0fs %s", t.Writes, t.Requests, r.SteadySeconds, t.String())
+}
+
+// scrape reads the controller-runtime reconcile metrics of the manager.
+func (b *bench) scrape(p *process, r *row) {
+	if p.metricsURL == "" {
+		return
+	}
+	resp, err := http.Get(p.metricsURL)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, `controller="placementmanifestwork"`) {
+			continue
+		}
+		f := strings.Fields(line)
+		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+		switch {
+		case strings.HasPrefix(line, "controller_runtime_reconcile_total{"):
+			r.Reconciles += v
+		case strings.HasPrefix(line, "controller_runtime_reconcile_time_seconds_sum{"):
+			r.ReconcileSeconds += v
+		}
+	}
+}
+
+// runLimit creates the works of an n-cluster job with the limit client, inFlight at once (0: all at once,
+// the limit proper), and deletes them.
+func (b *bench) runLimit(ctx context.Context, n, inFlight int) *row {
+	name := "limit"
+	if inFlight > 0 {
+		name = fmt.Sprintf("limit-%d", inFlight)
+	}
+	r := &row{Contender: name, Kind: "clusters", N: n, Jobs: 1, Works: n, LoadStart: loadAvg()}
+	logf("%s, %d clusters", name, n)
+	rowStart := time.Now()
+	id := fmt.Sprintf("n%d-p%d", n, inFlight)
+	clusters := names(0, n)
+	works := limitWorks(id, clusters, "v1")
+	group := "limit:" + id
+	noProc := &process{exited: make(chan struct{})}
+	var retries atomic.Int64
+	// Warm up the limit client's connection and the API server's ManifestWork write path, as the contenders'
+	// warm-up jobs do.
+	warm := limitWorks(id+"-warm-up", names(0, 1), "v1")[0]
+	if err := b.limitClient.Create(ctx, warm); err == nil {
+		_ = b.limitClient.Delete(ctx, warm)
+	}
+	r.FanOut = b.stepRun(ctx, "fan-out", userLimit, nil, func(start time.Time) (time.Duration, error) {
+		// A create the API server drops (unbounded parallelism can overrun it) is sent again, as any client
+		// would; the retries are counted.
+		err := parallel(len(works), inFlight, func(i int) error {
+			for attempt := 0; ; attempt++ {
+				err := b.limitClient.Create(ctx, works[i].DeepCopy())
+				if err == nil || apierrors.IsAlreadyExists(err) {
+					return nil
+				}
+				if attempt >= 20 || ctx.Err() != nil {
+					return err
+				}
+				retries.Add(1)
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
+		r.Retries = int(retries.Load())
+		r.CreatesReturned = time.Since(start).Seconds()
+		if err != nil {
+			return 0, err
+		}
+		return b.works.wait(ctx, "fan-out", start, b.timeout(n), noProc.alive, newExpect(group, clusters, "v1", replicasPerCluster))
+	})
+	r.Delete = b.stepRun(ctx, "delete", userLimit, nil, func(start time.Time) (time.Duration, error) {
+		if err := parallel(len(works), inFlight, func(i int) error { return client.IgnoreNotFound(b.limitClient.Delete(ctx, works[i])) }); err != nil {
+			return 0, err
+		}
+		return b.works.wait(ctx, "delete", start, b.timeout(n), noProc.alive, newExpect(group, nil, "", 0))
+	})
+	if !r.FanOut.ok() {
+		r.Errors = append(r.Errors, r.FanOut.Err)
+	}
+	if !r.Delete.ok() {
+		r.Errors = append(r.Errors, r.Delete.Err)
+	}
+	b.settleAudit(ctx, time.Now())
+	r.Total = b.audit.count(userLimit, rowStart, time.Now())
+	r.LoadEnd = loadAvg()
+	return r
+}
+
+// slug makes a title fit in a namespace name.
+func slug(title string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(title) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	out := strings.Trim(b.String(), "-")
+	if len(out) > 40 {
+		out = strings.Trim(out[:40], "-")
+	}
+	return out
+}

@@ -38,6 +38,9 @@ const Finalizer = "work.open-cluster-management.io/placementmanifestwork-cleanup
 // work is outside the manager's cache, so no event says when it goes away.
 const conflictRetry = time.Minute
 
+// statusConflictRetry is how soon a reconcile whose status update met a newer PlacementManifestWork runs again.
+const statusConflictRetry = 100 * time.Millisecond
+
 // PlacementManifestWorkReconciler writes one ManifestWork per decided cluster and rolls their status up.
 type PlacementManifestWorkReconciler struct {
 	client.Client
@@ -142,9 +145,10 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 		pmw.Status = newStatus
 		if err := r.Status().Update(ctx, pmw); err != nil {
 			if apierrors.IsConflict(err) {
-				// The cache had an older PlacementManifestWork: its newer version is on its way, and with it
-				// another reconcile. Not an error worth a log line or a backoff.
-				return ctrl.Result{RequeueAfter: time.Second}, nil
+				// The cache had an older PlacementManifestWork (often this manager's own previous status
+				// update, whose event the predicate drops). Not an error worth a log line or a backoff: try
+				// again shortly, with the cache caught up.
+				return ctrl.Result{RequeueAfter: statusConflictRetry}, nil
 			}
 			return ctrl.Result{}, fmt.Errorf("updating status: %w", err)
 		}

@@ -39,7 +39,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
@@ -350,26 +349,6 @@ func deletePMW(pmw *workv1alpha1.PlacementManifestWork, within time.Duration) {
 	}, within, interval).Should(Succeed())
 }
 
-// reconcileErrors is how many reconciles of the PlacementManifestWork controller have failed in this process.
-func reconcileErrors() float64 {
-	families, err := metrics.Registry.Gather()
-	Expect(err).NotTo(HaveOccurred())
-	var total float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_errors_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "placementmanifestwork" {
-					total += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return total
-}
-
 // restartAPIServer kills envtest's kube-apiserver, as a crash would, and starts it again on the same port with
 // the same certificates, while etcd keeps running.
 //
@@ -430,4 +409,11 @@ func apiServerPID(certDir string) int {
 	}
 	Expect(pids).To(HaveLen(1), "one kube-apiserver serves from %s", certDir)
 	return pids[0]
+}
+
+// reconcileErrors is how many reconciles of the PlacementManifestWork controller have failed in this process.
+func reconcileErrors() float64 {
+	n, err := framework.ControllerCount("controller_runtime_reconcile_errors_total")
+	Expect(err).NotTo(HaveOccurred())
+	return n
 }

@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
@@ -98,63 +97,6 @@ func newClusters(n int) []string {
 	return out
 }
 
-// reconciles is how many times the PlacementManifestWork controller has reconciled so far.
-func reconciles() float64 {
-	families, err := metrics.Registry.Gather()
-	Expect(err).NotTo(HaveOccurred())
-	var total float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "placementmanifestwork" {
-					total += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return total
-}
-
-// gauge reads the value of a gauge series of the manager's registry; -1 when the series does not exist.
-func gauge(name string, labels map[string]string) float64 {
-	families, err := metrics.Registry.Gather()
-	Expect(err).NotTo(HaveOccurred())
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if got[k] != v {
-					continue series
-				}
-			}
-			return m.GetGauge().GetValue()
-		}
-	}
-	return -1
-}
-
-// histogramCount is how many observations a histogram of the manager's registry has.
-func histogramCount(name string) uint64 {
-	families, err := metrics.Registry.Gather()
-	Expect(err).NotTo(HaveOccurred())
-	for _, f := range families {
-		if f.GetName() == name && len(f.GetMetric()) > 0 {
-			return f.GetMetric()[0].GetHistogram().GetSampleCount()
-		}
-	}
-	return 0
-}
-
 // decide writes a Placement's decision as OCM's placement controller does: it creates the PlacementDecision,
 // labelled for the Placement, if it does not exist, and sets its clusters.
 func decide(ns, placement, decisionName string, clusters ...string) {
@@ -184,4 +126,25 @@ func condition(g Gomega, pmw *workv1alpha1.PlacementManifestWork, t string) *met
 	g.Expect(c).NotTo(BeNil(), "condition %s", t)
 	g.Expect(c.ObservedGeneration).To(Equal(got.Generation))
 	return c
+}
+
+// reconciles is how many times the PlacementManifestWork controller has reconciled so far.
+func reconciles() float64 {
+	n, err := framework.ControllerCount("controller_runtime_reconcile_total")
+	Expect(err).NotTo(HaveOccurred())
+	return n
+}
+
+// gauge reads a gauge series of the manager's registry; -1 when the series does not exist.
+func gauge(name string, labels map[string]string) float64 {
+	v, err := framework.Gauge(name, labels)
+	Expect(err).NotTo(HaveOccurred())
+	return v
+}
+
+// histogramCount is how many observations a histogram of the manager's registry has.
+func histogramCount(name string) uint64 {
+	n, err := framework.HistogramCount(name)
+	Expect(err).NotTo(HaveOccurred())
+	return n
 }

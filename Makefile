@@ -29,8 +29,8 @@ envtest: ## Build kube-apiserver and etcd from Go modules into bin/ (once) and p
 .PHONY: test
 test: verify ## Run every test: unit, envtest suites (race detector), the sandbox smoke test, the real multi-cluster e2e suite and the benchmark's smallest row.
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh)" HELM="$$(hack/helm-binary.sh)/helm" go test ./... -race -timeout 30m -coverprofile cover.out
-	$(MAKE) --no-print-directory test-e2e
 	$(MAKE) --no-print-directory bench-smoke
+	$(MAKE) --no-print-directory test-e2e
 
 .PHONY: test-e2e
 test-e2e: ## Run the end-to-end suite: a real OCM hub and three spokes, all local processes (docs/e2e.md).

@@ -137,11 +137,11 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 	}
 
 	newStatus := computeStatus(pmw, obs)
-	r.record(pmw, &pmw.Status, &newStatus)
 	r.observeMetrics(req.NamespacedName, pmw.Generation, obs, newStatus)
 	if !equality.Semantic.DeepEqual(pmw.Status, newStatus) {
 		// A full update, guarded by the resourceVersion read above, so every count is written (a merge patch
 		// would drop zeros) and a newer status is never overwritten: a conflict retries with fresh data.
+		old := pmw.Status
 		pmw.Status = newStatus
 		if err := r.Status().Update(ctx, pmw); err != nil {
 			if apierrors.IsConflict(err) {
@@ -152,6 +152,9 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 			}
 			return ctrl.Result{}, fmt.Errorf("updating status: %w", err)
 		}
+		// Events follow the stored status: a transition recorded before a failed update would be recorded
+		// again by the retry.
+		r.record(pmw, &old, &newStatus)
 	}
 	if len(obs.writeErrors) > 0 {
 		return ctrl.Result{}, fmt.Errorf("writing ManifestWorks: %w", errors.Join(obs.writeErrors...))

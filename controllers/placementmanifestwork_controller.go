@@ -93,7 +93,8 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 	}
 	r.fanOut.seen(req.NamespacedName, pmw.Generation, r.now())
 
-	obs := &observation{placementName: pmw.PlacementName(), workName: manifestwork.WorkName(manifestwork.Owner(pmw)), owned: owned}
+	obs := &observation{placementName: pmw.PlacementName(), workName: manifestwork.WorkName(manifestwork.Owner(pmw)),
+		owned: owned, shares: ownedShares(owned)}
 	if err := r.resolvePlacement(ctx, pmw, obs); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -109,7 +110,7 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 		obs.current = clusterHealth(pmw, obs)
 		var failoverRecheck time.Duration
 		obs.failover, failoverRecheck = failoverDecisions(pmw, obs, obs.current, r.now())
-		input, expiry, err := r.planInput(ctx, pmw, obs.clusters, owned)
+		input, expiry, err := r.planInput(ctx, pmw, obs.clusters, obs.shares)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -137,11 +138,11 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 	}
 
 	newStatus := computeStatus(pmw, obs)
+	r.record(pmw, &pmw.Status, &newStatus)
 	r.observeMetrics(req.NamespacedName, pmw.Generation, obs, newStatus)
 	if !equality.Semantic.DeepEqual(pmw.Status, newStatus) {
 		// A full update, guarded by the resourceVersion read above, so every count is written (a merge patch
 		// would drop zeros) and a newer status is never overwritten: a conflict retries with fresh data.
-		old := pmw.Status
 		pmw.Status = newStatus
 		if err := r.Status().Update(ctx, pmw); err != nil {
 			if apierrors.IsConflict(err) {
@@ -152,9 +153,6 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 			}
 			return ctrl.Result{}, fmt.Errorf("updating status: %w", err)
 		}
-		// Events follow the stored status: a transition recorded before a failed update would be recorded
-		// again by the retry.
-		r.record(pmw, &old, &newStatus)
 	}
 	if len(obs.writeErrors) > 0 {
 		return ctrl.Result{}, fmt.Errorf("writing ManifestWorks: %w", errors.Join(obs.writeErrors...))
@@ -182,6 +180,8 @@ type observation struct {
 	clusters []string
 	// owned are this PlacementManifestWork's ManifestWorks by cluster, as listed before any write.
 	owned map[string]*workv1.ManifestWork
+	// shares are the split shares each owned work carries, decoded once per reconcile.
+	shares map[string]map[string]int32
 	// template are the template's manifests, decoded; nil when the template is invalid.
 	template []template.Manifest
 	// invalid is set when no valid desired state exists; nothing was written.
@@ -217,6 +217,14 @@ func (o *observation) work(cluster string) *workv1.ManifestWork {
 		return w
 	}
 	return o.owned[cluster]
+}
+
+// workShares are the split shares the cluster's work carries after this reconcile's writes.
+func (o *observation) workShares(cluster string) map[string]int32 {
+	if w, ok := o.written[cluster]; ok {
+		return manifestwork.Shares(w)
+	}
+	return o.shares[cluster]
 }
 
 // ownedWorks lists this PlacementManifestWork's ManifestWorks, keyed by cluster. Works that carry its label but
@@ -336,13 +344,8 @@ func DecidedClusters(decisions []clusterv1beta1.PlacementDecision) []string {
 
 // planInput gathers what the planner needs beyond the spec: previous shares, and cluster labels or scores
 // when a split weighs clusters by them. It also returns how soon the earliest used score expires.
-func (r *PlacementManifestWorkReconciler) planInput(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, clusters []string, owned map[string]*workv1.ManifestWork) (planner.Input, time.Duration, error) {
-	in := planner.Input{Clusters: clusters, Previous: map[string]map[string]int32{}, MaxManifestBytes: r.MaxManifestBytes}
-	for cluster, w := range owned {
-		if shares := manifestwork.Shares(w); shares != nil {
-			in.Previous[cluster] = shares
-		}
-	}
+func (r *PlacementManifestWorkReconciler) planInput(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, clusters []string, previous map[string]map[string]int32) (planner.Input, time.Duration, error) {
+	in := planner.Input{Clusters: clusters, Previous: previous, MaxManifestBytes: r.MaxManifestBytes}
 	var expiry time.Duration
 	for _, s := range pmw.Spec.DistributionStrategy {
 		if s.Split == nil {
@@ -645,4 +648,15 @@ func (r *PlacementManifestWorkReconciler) parallel(ctx context.Context, n int, f
 	}
 	wg.Wait()
 	return errs
+}
+
+// ownedShares decodes the shares annotation of each owned work.
+func ownedShares(owned map[string]*workv1.ManifestWork) map[string]map[string]int32 {
+	out := make(map[string]map[string]int32, len(owned))
+	for cluster, w := range owned {
+		if shares := manifestwork.Shares(w); shares != nil {
+			out[cluster] = shares
+		}
+	}
+	return out
 }

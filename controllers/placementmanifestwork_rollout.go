@@ -28,7 +28,7 @@ func clusterHealth(pmw *workv1alpha1.PlacementManifestWork, obs *observation) ma
 	base := health.Inputs(obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
 	out := make(map[string]health.ClusterResult, len(obs.owned))
 	for cluster, w := range obs.owned {
-		out[cluster] = health.Cluster(health.ClusterInput{Work: w, Unavailable: obs.unavailable[cluster], Manifests: withShares(base, w)})
+		out[cluster] = health.Cluster(health.ClusterInput{Work: w, Unavailable: obs.unavailable[cluster], Manifests: withShares(base, obs.shares[cluster])})
 	}
 	return out
 }

@@ -11,7 +11,6 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/status"
 )
@@ -44,7 +43,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		outcomes = append(outcomes, status.ClusterOutcome{Cluster: c, ClusterResult: health.Cluster(health.ClusterInput{
 			Work:        w,
 			Unavailable: obs.unavailable[c],
-			Manifests:   withShares(base, w),
+			Manifests:   withShares(base, obs.workShares(c)),
 		})})
 	}
 	rollup := status.Aggregate(outcomes, obs.template)
@@ -86,11 +85,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 
 // withShares sets, on a copy of base, the replicas a cluster's work carries for manifests split on
 // .spec.replicas, so their health is judged against that cluster's share.
-func withShares(base []health.ManifestInput, w *workv1.ManifestWork) []health.ManifestInput {
-	if w == nil {
-		return base
-	}
-	shares := manifestwork.Shares(w)
+func withShares(base []health.ManifestInput, shares map[string]int32) []health.ManifestInput {
 	if len(shares) == 0 {
 		return base
 	}

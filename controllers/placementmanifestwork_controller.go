@@ -27,6 +27,7 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/metrics"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/placementdecision"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
@@ -37,6 +38,11 @@ const Finalizer = "work.open-cluster-management.io/placementmanifestwork-cleanup
 // conflictRetry is how soon a PlacementManifestWork blocked by a foreign ManifestWork tries again: the foreign
 // work is outside the manager's cache, so no event says when it goes away.
 const conflictRetry = time.Minute
+
+// defaultDecisionSettleTimeout is how long a reconcile waits for a Placement's decisions to settle (see
+// placement.Unsettled) before acting on them anyway: OCM's placement controller rewrites them within seconds, so
+// a longer wait means something else writes them, and their owner should see them applied.
+const defaultDecisionSettleTimeout = 30 * time.Second
 
 // statusConflictRetry is how soon a reconcile whose status update met a newer PlacementManifestWork runs again.
 const statusConflictRetry = 100 * time.Millisecond
@@ -54,8 +60,14 @@ type PlacementManifestWorkReconciler struct {
 	Now func() time.Time
 	// Recorder records events on PlacementManifestWorks; none when nil.
 	Recorder events.EventRecorder
+	// DecisionSettleTimeout bounds how long a Placement's decisions may stay in the middle of a rewrite before
+	// the manager acts on them as they are; defaultDecisionSettleTimeout when 0.
+	DecisionSettleTimeout time.Duration
 
-	fanOut fanOutClock
+	fanOut       fanOutClock
+	expectations writeExpectations
+	leavingSince leavingClock
+	unsettled    firstSeen
 }
 
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=placementmanifestworks,verbs=get;list;watch;update;patch
@@ -81,6 +93,12 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// Planning from a cache that misses this manager's own last writes would only repeat them; their watch
+	// events wake this PlacementManifestWork again, the requeue is a backstop.
+	if wait := r.expectations.pending(req.NamespacedName, owned, r.now()); wait > 0 {
+		log.V(1).Info("Waiting for the cache to show the last ManifestWork writes")
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	if !pmw.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, pmw, owned)
 	}
@@ -97,6 +115,11 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 		owned: owned, shares: ownedShares(owned)}
 	if err := r.resolvePlacement(ctx, pmw, obs); err != nil {
 		return ctrl.Result{}, err
+	}
+	if wait, why := r.decisionsSettling(req.NamespacedName, obs); wait > 0 {
+		// The Placement watch wakes this PlacementManifestWork when they settle; the requeue is a backstop.
+		log.V(1).Info("Waiting for the Placement's decisions to settle", "why", why)
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	var requeueAfter time.Duration
 	obs.template, err = planner.ParseTemplate(pmw)
@@ -261,9 +284,18 @@ func (r *PlacementManifestWorkReconciler) finalize(ctx context.Context, pmw *wor
 				pending = append(pending, w)
 			}
 		}
+		var mu sync.Mutex
+		expected := make(map[string]expectedWrite, len(pending))
 		errs := r.parallel(ctx, len(pending), func(i int) error {
-			return client.IgnoreNotFound(r.Delete(ctx, pending[i], client.Preconditions{UID: &pending[i].UID}))
+			if err := r.Delete(ctx, pending[i], client.Preconditions{UID: &pending[i].UID}); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+			mu.Lock()
+			expected[pending[i].Namespace] = expectedWrite{deletedUID: pending[i].UID}
+			mu.Unlock()
+			return nil
 		})
+		r.expectations.expect(manifestwork.Owner(pmw), expected, r.now())
 		if len(errs) > 0 {
 			return fmt.Errorf("deleting ManifestWorks: %w", errors.Join(errs...))
 		}
@@ -278,6 +310,9 @@ func (r *PlacementManifestWorkReconciler) finalize(ctx context.Context, pmw *wor
 	key := manifestwork.Owner(pmw)
 	metrics.Forget(key)
 	r.fanOut.forget(key)
+	r.expectations.forget(key)
+	r.leavingSince.forget(key)
+	r.unsettled.forget(key)
 	return nil
 }
 
@@ -307,6 +342,29 @@ func (r *PlacementManifestWorkReconciler) resolvePlacement(ctx context.Context, 
 	obs.decisions = decisions.Items
 	obs.clusters = DecidedClusters(decisions.Items)
 	return nil
+}
+
+// decisionsSettling returns how long to wait at most for the Placement's decisions to settle, and why, or zero
+// when they are settled or have been unsettled for DecisionSettleTimeout.
+func (r *PlacementManifestWorkReconciler) decisionsSettling(key types.NamespacedName, obs *observation) (time.Duration, string) {
+	why := ""
+	if obs.placementFound {
+		why = placementdecision.Unsettled(obs.placement, obs.decisions)
+	}
+	if why == "" {
+		r.unsettled.forget(key)
+		return 0, ""
+	}
+	timeout := r.DecisionSettleTimeout
+	if timeout <= 0 {
+		timeout = defaultDecisionSettleTimeout
+	}
+	now := r.now()
+	left := timeout - now.Sub(r.unsettled.observe(key, now))
+	if left <= 0 {
+		return 0, why
+	}
+	return left, why
 }
 
 // createPlacement creates the empty Placement a PlacementManifestWork without placementRef uses. It is owned by
@@ -500,28 +558,33 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 		decided[c] = true
 	}
 	timeout := moveTimeout(pmw)
+	var leaving []string
 	for cluster, w := range obs.owned {
-		if decided[cluster] || !w.DeletionTimestamp.IsZero() {
+		if !decided[cluster] && w.DeletionTimestamp.IsZero() {
+			leaving = append(leaving, cluster)
+		}
+	}
+	sort.Strings(leaving)
+	// Kept in memory, not on the works: marking each leaving work would cost a write per cluster that leaves.
+	leavingSince := r.leavingSince.observe(manifestwork.Owner(pmw), leaving, now)
+	for _, cluster := range leaving {
+		left := timeout - now.Sub(leavingSince[cluster])
+		if timeout == 0 || !progressing || left <= 0 {
+			ops = append(ops, op{cluster: cluster, existing: obs.owned[cluster], delete: true})
 			continue
 		}
-		since, recorded := leavingSince(w)
-		switch {
-		case timeout == 0 || !progressing || (recorded && now.Sub(since) >= timeout):
-			ops = append(ops, op{cluster: cluster, existing: w, delete: true})
-		case !recorded:
-			marked := w.DeepCopy()
-			marked.Annotations[manifestwork.AnnotationLeavingSince] = now.UTC().Format(time.RFC3339)
-			ops = append(ops, op{cluster: cluster, desired: marked, existing: w})
-			obs.leaving++
-			recheck = minPositive(recheck, timeout)
-		default:
-			obs.leaving++
-			recheck = minPositive(recheck, timeout-now.Sub(since))
-		}
+		obs.leaving++
+		recheck = minPositive(recheck, left)
 	}
 
 	var mu sync.Mutex
 	obs.written = make(map[string]*workv1.ManifestWork, len(ops))
+	expected := make(map[string]expectedWrite, len(ops))
+	expect := func(cluster string, e expectedWrite) {
+		mu.Lock()
+		expected[cluster] = e
+		mu.Unlock()
+	}
 	failed := func(cluster string) {
 		mu.Lock()
 		obs.failedClusters = append(obs.failedClusters, cluster)
@@ -535,6 +598,7 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 				failed(o.cluster)
 				return fmt.Errorf("cluster %s: deleting: %w", o.cluster, err)
 			}
+			expect(o.cluster, expectedWrite{deletedUID: o.existing.UID})
 			return nil
 		}
 		var err error
@@ -565,6 +629,13 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 			return fmt.Errorf("cluster %s: %w", o.cluster, err)
 		}
 		mu.Lock()
+		switch {
+		case o.existing == nil:
+			expected[o.cluster] = expectedWrite{}
+		case result.ResourceVersion != o.existing.ResourceVersion:
+			// An update the API server found to change nothing keeps the version and sends no event to wait for.
+			expected[o.cluster] = expectedWrite{staleVersion: o.existing.ResourceVersion}
+		}
 		obs.written[o.cluster] = result
 		if decided[o.cluster] {
 			obs.upToDate[o.cluster] = true
@@ -572,6 +643,7 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 		mu.Unlock()
 		return nil
 	})
+	r.expectations.expect(manifestwork.Owner(pmw), expected, now)
 	obs.writeErrors = append(obs.writeErrors, errs...)
 	sort.Strings(obs.conflicts)
 	sort.Strings(obs.failedClusters)

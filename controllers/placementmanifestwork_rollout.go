@@ -209,12 +209,6 @@ func moveTimeout(pmw *workv1alpha1.PlacementManifestWork) time.Duration {
 	}
 }
 
-// leavingSince is when a work's cluster left the decisions, if recorded.
-func leavingSince(w *workv1.ManifestWork) (time.Time, bool) {
-	t, err := time.Parse(time.RFC3339, w.Annotations[manifestwork.AnnotationLeavingSince])
-	return t, err == nil
-}
-
 // rolloutStatus and rolloutCondition describe how far the current template has reached.
 func rolloutStatus(obs *observation) (*workv1alpha1.RolloutStatus, metav1.Condition) {
 	st := &workv1alpha1.RolloutStatus{Total: int32(len(obs.clusters)), CurrentGroup: obs.rollout.currentGroup}

@@ -22,15 +22,12 @@ const (
 	// AnnotationUpdatedAt is when the manager last changed the work's spec: the start of that cluster's
 	// rollout step, from which progressDeadline is counted.
 	AnnotationUpdatedAt = "work.open-cluster-management.io/placementmanifestwork-updated-at"
-	// AnnotationLeavingSince is when the work's cluster left the decisions; the work is kept until the joining
-	// clusters are available or the move timeout passes (make before break).
-	AnnotationLeavingSince = "work.open-cluster-management.io/placementmanifestwork-leaving-since"
 )
 
 // stateAnnotations are the manager's annotations that come and go with the desired state: one that the
 // desired work lacks must be removed from the existing one.
 var stateAnnotations = []string{
-	AnnotationShares, AnnotationLeavingSince, failover.AnnotationUnhealthySince, failover.AnnotationHealthySince,
+	AnnotationShares, failover.AnnotationUnhealthySince, failover.AnnotationHealthySince,
 }
 
 // Owner is the namespaced name of a PlacementManifestWork.

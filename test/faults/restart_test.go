@@ -96,18 +96,19 @@ var _ = Describe("A manager killed in the middle of a fan-out", func() {
 		Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(pmw), &workv1alpha1.PlacementManifestWork{}))).To(BeTrue())
 	}, SpecTimeout(2*longTimeout))
 
-	// A lagging cache must not make the manager call its own works foreign: after a restart, manager B created
-	// the missing works in one reconcile, and the next one, triggered before the cache held them all, created
-	// some again and got AlreadyExists. The manager reads such a work from the API server and counts it as its
-	// own when it carries its UID. This spec reproduces the lag deterministically: the manager's cache hides
-	// the works it creates for a few seconds.
-	It("never reports the works it has just created as foreign while its cache lags behind", func(ctx SpecContext) {
+	// A lagging cache must not make the manager write its works again, nor call them foreign: after a restart,
+	// manager B created the missing works in one reconcile, and the next one, triggered before the cache held
+	// them all, created some again and got AlreadyExists. The manager now waits until its cache shows its own
+	// writes (expectations), and should a create still meet AlreadyExists, it reads the work from the API
+	// server and counts it as its own when it carries its UID. This spec reproduces the lag deterministically:
+	// the manager's cache hides the works it creates for a few seconds.
+	It("neither writes again nor reports as foreign the works it has just created while its cache lags behind", func(ctx SpecContext) {
 		ns := newNamespace("lag")
 		clusters := newClusters(3)
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
 		decide(ns, "p", "p-decision-1", clusters...)
 		lag := &lagging{hidden: map[client.ObjectKey]bool{}, hiding: true}
-		startManager(managerOptions{name: "lag", wrap: lag.wrap, wrapCache: lag.wrapCache})
+		m := startManager(managerOptions{name: "lag", wrap: lag.wrap, wrapCache: lag.wrapCache})
 		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 
@@ -120,6 +121,13 @@ var _ = Describe("A manager killed in the middle of a fan-out", func() {
 			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, workv1alpha1.ConditionStalled)).To(BeFalse(),
 				"Stalled: %v", meta.FindStatusCondition(got.Status.Conditions, workv1alpha1.ConditionStalled))
 		}, "5s", interval).Should(Succeed())
+		var targets []string
+		for _, w := range m.workWrites() {
+			Expect(w.Refused).To(BeEmpty(), "%s %s", w.Verb, w.Namespace)
+			targets = append(targets, w.Verb+" "+w.Namespace)
+		}
+		Expect(targets).To(ConsistOf("create "+clusters[0], "create "+clusters[1], "create "+clusters[2]),
+			"one create per cluster while the cache lags")
 
 		lag.release()
 		Eventually(func(g Gomega) {

@@ -225,6 +225,13 @@ var _ = Describe("Rollout, failover and moves", func() {
 		Eventually(func(g Gomega) { g.Expect(hasWork(pmw, clusters[0])).To(BeTrue()) }, timeout, interval).Should(Succeed())
 		available(pmw, clusters[0], T)
 
+		leavingWork := manifestwork.WorkName(manifestwork.Owner(pmw))
+		writesToLeaving := func() []framework.Write {
+			return recorder.Writes(func(w framework.Write) bool {
+				return w.Kind == "ManifestWork" && w.Namespace == clusters[0] && w.Name == leavingWork
+			})
+		}
+		before := len(writesToLeaving())
 		decide(ns, "p", "p-decision-1", clusters[1]) // the workload moves from clusters[0] to clusters[1]
 		Eventually(func(g Gomega) {
 			g.Expect(hasWork(pmw, clusters[1])).To(BeTrue())
@@ -237,6 +244,8 @@ var _ = Describe("Rollout, failover and moves", func() {
 			g.Expect(hasWork(pmw, clusters[0])).To(BeFalse())
 			g.Expect(getPMW(g, pmw).Status.LeavingClusters).To(BeZero())
 		}, timeout, interval).Should(Succeed())
+		// Keeping the leaving work costs no write to it: its one write is the delete.
+		Expect(writesToLeaving()[before:]).To(ConsistOf(framework.Write{Verb: "delete", Kind: "ManifestWork", Namespace: clusters[0], Name: leavingWork}))
 	})
 
 	It("removes a leaving cluster's work once the move timeout passes", func() {

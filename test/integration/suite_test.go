@@ -65,7 +65,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	var ctx context.Context
 	ctx, cancel = context.WithCancel(context.Background())
-	Expect(controllers.SetupWithManager(ctx, mgr, controllers.Options{MaxConcurrentReconciles: 4, MaxConcurrentWrites: 16})).To(Succeed())
+	Expect(controllers.SetupWithManager(ctx, mgr, controllers.Options{MaxConcurrentReconciles: 4, MaxConcurrentWrites: 16, DecisionSettleTimeout: settleTimeout})).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())
@@ -96,6 +96,9 @@ func newClusters(n int) []string {
 	}
 	return out
 }
+
+// settleTimeout is how long the manager waits for a Placement's decisions to settle in this suite.
+const settleTimeout = 3 * time.Second
 
 // decide writes a Placement's decision as OCM's placement controller does: it creates the PlacementDecision,
 // labelled for the Placement, if it does not exist, and sets its clusters.

@@ -1,0 +1,170 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+)
+
+var _ = Describe("Placement changes and the manager's own writes", func() {
+	var (
+		ctx context.Context
+		ns  string
+	)
+
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = newNamespace("churn")
+		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
+	})
+
+	// placed writes the Placement's status as OCM's placement controller does once it has written the
+	// decisions: the selected count and the decisions of its one group.
+	placed := func(selected int32, decisions ...string) {
+		Eventually(func(g Gomega) {
+			p := &clusterv1beta1.Placement{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "p"}, p)).To(Succeed())
+			p.Status.NumberOfSelectedClusters = selected
+			p.Status.DecisionGroups = []clusterv1beta1.DecisionGroupStatus{{Decisions: decisions, ClustersCount: selected}}
+			meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{
+				Type: clusterv1beta1.PlacementConditionSatisfied, Status: metav1.ConditionTrue, Reason: "AllDecisionsScheduled",
+			})
+			g.Expect(k8s.Status().Update(ctx, p)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+	}
+
+	// replicas reads each cluster's Deployment replicas from the PMW's works.
+	replicas := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork) map[string]int64 {
+		list := &workv1.ManifestWorkList{}
+		g.Expect(k8s.List(ctx, list, client.MatchingLabels{
+			manifestwork.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
+		})).To(Succeed())
+		out := map[string]int64{}
+		for _, w := range list.Items {
+			obj := map[string]any{}
+			g.Expect(json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &obj)).To(Succeed())
+			out[w.Namespace] = int64(obj["spec"].(map[string]any)["replicas"].(float64))
+		}
+		return out
+	}
+
+	splitPMW := func(name string, total int) *workv1alpha1.PlacementManifestWork {
+		pmw := framework.MakePMW(name, ns).Placement("p").Manifest(framework.Deployment("web", "default", total)).
+			Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default", Kind: "Deployment",
+				Type: workv1alpha1.DistributionSplit, Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}}).Obj()
+		// No agent reports here: leaving works go at once, so each step's result is plain.
+		pmw.Spec.MoveStrategy = &workv1alpha1.MoveStrategy{Type: workv1alpha1.MoveImmediate}
+		return pmw
+	}
+
+	It("acts on a Placement's decisions only once the placement controller has finished rewriting them", func() {
+		c := newClusters(3)
+		decide(ns, "p", "p-decision-1", c[0])
+		decide(ns, "p", "p-decision-2", c[1])
+		placed(2, "p-decision-1", "p-decision-2")
+		pmw := splitPMW("web", 4)
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(replicas(g, pmw)).To(Equal(map[string]int64{c[0]: 2, c[1]: 2}))
+		}, timeout, interval).Should(Succeed())
+
+		// The window moves from {c0, c1} to {c1, c2} one decision at a time: first both decisions hold c1. Acting
+		// on that union would give c1 all 4 replicas and remove c0's work.
+		decide(ns, "p", "p-decision-1", c[1])
+		Consistently(func(g Gomega) {
+			g.Expect(replicas(g, pmw)).To(Equal(map[string]int64{c[0]: 2, c[1]: 2}))
+		}, "1s", interval).Should(Succeed())
+
+		decide(ns, "p", "p-decision-2", c[2])
+		Eventually(func(g Gomega) {
+			g.Expect(replicas(g, pmw)).To(Equal(map[string]int64{c[1]: 2, c[2]: 2}))
+		}, timeout, interval).Should(Succeed())
+		// c1 kept its 2 replicas all along: its work was never rewritten.
+		Expect(recorder.Writes(func(w framework.Write) bool {
+			return w.Kind == "ManifestWork" && w.Namespace == c[1] && w.Verb == "update"
+		})).To(BeEmpty())
+	})
+
+	It("waits for the Placement's status when the decisions changed first", func() {
+		c := newClusters(3)
+		decide(ns, "p", "p-decision-1", c[0], c[1])
+		placed(2, "p-decision-1")
+		pmw := splitPMW("grow", 6)
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(replicas(g, pmw)).To(Equal(map[string]int64{c[0]: 3, c[1]: 3}))
+		}, timeout, interval).Should(Succeed())
+
+		decide(ns, "p", "p-decision-1", c...) // three clusters decided; the status still says two
+		Consistently(func(g Gomega) {
+			g.Expect(replicas(g, pmw)).To(HaveLen(2))
+		}, "1s", interval).Should(Succeed())
+		placed(3, "p-decision-1")
+		Eventually(func(g Gomega) {
+			g.Expect(replicas(g, pmw)).To(Equal(map[string]int64{c[0]: 2, c[1]: 2, c[2]: 2}))
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("acts on decisions that stay inconsistent once the settle timeout passes", func() {
+		c := newClusters(2)
+		decide(ns, "p", "p-decision-1", c...)
+		placed(1, "p-decision-1") // a status that never matches: someone other than the placement controller decides
+		pmw := framework.MakePMW("stuck", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(workCount(g, pmw)).To(BeZero())
+		}, settleTimeout/2, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(workCount(g, pmw)).To(Equal(2))
+			g.Expect(getPMW(g, pmw).Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(2))
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("writes each ManifestWork of a 300-cluster fan-out once, none refused", func() {
+		c := newClusters(300)
+		for i := 0; i < 3; i++ {
+			decide(ns, "p", fmt.Sprintf("p-decision-%d", i+1), c[i*100:(i+1)*100]...)
+		}
+		placed(300, "p-decision-1", "p-decision-2", "p-decision-3")
+		pmw := framework.MakePMW("wide", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(getPMW(g, pmw).Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(300))
+			g.Expect(workCount(g, pmw)).To(Equal(300))
+		}, timeout, interval).Should(Succeed())
+
+		name := manifestwork.WorkName(manifestwork.Owner(pmw))
+		writes := recorder.Writes(func(w framework.Write) bool { return w.Kind == "ManifestWork" && w.Name == name })
+		creates := map[string]int{}
+		for _, w := range writes {
+			Expect(w.Refused).To(BeEmpty(), "%s of %s/%s", w.Verb, w.Namespace, w.Name)
+			Expect(w.Verb).To(Equal("create"))
+			creates[w.Namespace]++
+		}
+		Expect(creates).To(HaveLen(300))
+		for cluster, n := range creates {
+			Expect(n).To(Equal(1), "creates in %s", cluster)
+		}
+	})
+})
+
+// workCount counts the PlacementManifestWork's ManifestWorks.
+func workCount(g Gomega, pmw *workv1alpha1.PlacementManifestWork) int {
+	list := &workv1.ManifestWorkList{}
+	g.Expect(k8s.List(context.Background(), list, client.MatchingLabels{
+		manifestwork.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
+	})).To(Succeed())
+	return len(list.Items)
+}

@@ -28,10 +28,10 @@ func main() {
 	flag.StringVar(&pprofAddr, "pprof-bind-address", "", "Address a pprof endpoint binds to, for profiling; off when empty.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one of several replicas reconciles.")
 	flag.StringVar(&leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease; the manager's own namespace when empty.")
-	flag.Float64Var(&qps, "kube-api-qps", 200, "Client-side rate limit of requests to the API server, per second.")
-	flag.IntVar(&burst, "kube-api-burst", 400, "Client-side burst of requests to the API server.")
+	flag.Float64Var(&qps, "kube-api-qps", 1000, "Client-side rate limit of requests to the API server, per second.")
+	flag.IntVar(&burst, "kube-api-burst", 2000, "Client-side burst of requests to the API server.")
 	flag.IntVar(&opts.MaxConcurrentReconciles, "concurrent-reconciles", 8, "PlacementManifestWorks reconciled at once.")
-	flag.IntVar(&opts.MaxConcurrentWrites, "concurrent-writes", 32, "ManifestWork writes one reconcile runs in parallel.")
+	flag.IntVar(&opts.MaxConcurrentWrites, "concurrent-writes", 64, "ManifestWork writes one reconcile runs in parallel.")
 	flag.IntVar(&opts.MaxManifestBytes, "max-manifest-bytes", 500*1024, "Largest total size of one ManifestWork's manifests; match the hub's OCM limit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)

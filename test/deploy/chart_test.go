@@ -78,8 +78,8 @@ func TestHelmTemplateDefaultValues(t *testing.T) {
 	}
 	m := managerContainer(t, d)
 	wantArgs := []string{"--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--leader-elect",
-		"--leader-election-namespace=" + ns, "--kube-api-qps=200", "--kube-api-burst=400", "--concurrent-reconciles=8",
-		"--concurrent-writes=32", "--max-manifest-bytes=512000", "--zap-log-level=info", "--zap-encoder=json"}
+		"--leader-election-namespace=" + ns, "--kube-api-qps=1000", "--kube-api-burst=2000", "--concurrent-reconciles=8",
+		"--concurrent-writes=64", "--max-manifest-bytes=512000", "--zap-log-level=info", "--zap-encoder=json"}
 	if !slices.Equal(m.Args, wantArgs) {
 		t.Errorf("args %q, want %q", m.Args, wantArgs)
 	}

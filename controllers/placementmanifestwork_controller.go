@@ -643,7 +643,9 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 		mu.Unlock()
 		return nil
 	})
-	r.expectations.expect(manifestwork.Owner(pmw), expected, now)
+	// The wait is counted from the end of the writes, not from the start of the reconcile: thousands of writes
+	// take longer than the wait itself.
+	r.expectations.expect(manifestwork.Owner(pmw), expected, r.now())
 	obs.writeErrors = append(obs.writeErrors, errs...)
 	sort.Strings(obs.conflicts)
 	sort.Strings(obs.failedClusters)

@@ -166,15 +166,17 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 	if !equality.Semantic.DeepEqual(pmw.Status, newStatus) {
 		// A full update, guarded by the resourceVersion read above, so every count is written (a merge patch
 		// would drop zeros) and a newer status is never overwritten: a conflict retries with fresh data.
+		generation := pmw.Generation
 		pmw.Status = newStatus
 		if err := r.Status().Update(ctx, pmw); err != nil {
-			if apierrors.IsConflict(err) {
-				// The cache had an older PlacementManifestWork (often this manager's own previous status
-				// update, whose event the predicate drops). Not an error worth a log line or a backoff: try
-				// again shortly, with the cache caught up.
+			if !apierrors.IsConflict(err) {
+				return ctrl.Result{}, fmt.Errorf("updating status: %w", err)
+			}
+			// The cache had an older PlacementManifestWork (often this manager's own previous status update,
+			// whose event the predicate drops). Not an error worth a log line or a backoff.
+			if written, err := r.retryStatus(ctx, req.NamespacedName, generation, obs); err != nil || !written {
 				return ctrl.Result{RequeueAfter: statusConflictRetry}, nil
 			}
-			return ctrl.Result{}, fmt.Errorf("updating status: %w", err)
 		}
 	}
 	if len(obs.writeErrors) > 0 {
@@ -184,6 +186,35 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 		requeueAfter = minPositive(requeueAfter, conflictRetry)
 	}
 	return ctrl.Result{RequeueAfter: requeueAfter}, nil
+}
+
+// retryStatus writes the status once more after a conflict, computed on the PlacementManifestWork read from the
+// API server, so what others wrote there (their own conditions) is kept. This reconcile's observation is still
+// the newest: the reconcile that wrote the status it conflicted with ended before this one began. It gives up
+// (false) when the spec changed meanwhile or the write conflicts again; the caller then requeues.
+func (r *PlacementManifestWorkReconciler) retryStatus(ctx context.Context, key types.NamespacedName, generation int64, obs *observation) (bool, error) {
+	if r.APIReader == nil {
+		return false, nil
+	}
+	fresh := &workv1alpha1.PlacementManifestWork{}
+	if err := r.APIReader.Get(ctx, key, fresh); err != nil {
+		return false, fmt.Errorf("reading the PlacementManifestWork: %w", err)
+	}
+	if fresh.Generation != generation || !fresh.DeletionTimestamp.IsZero() {
+		return false, nil
+	}
+	st := computeStatus(fresh, obs)
+	if equality.Semantic.DeepEqual(fresh.Status, st) {
+		return true, nil
+	}
+	fresh.Status = st
+	if err := r.Status().Update(ctx, fresh); err != nil {
+		if apierrors.IsConflict(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("updating status: %w", err)
+	}
+	return true, nil
 }
 
 func (r *PlacementManifestWorkReconciler) now() time.Time {

@@ -132,6 +132,42 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 		}, timeout, interval).Should(Succeed())
 	})
 
+	It("caches its works and PlacementManifestWorks without managedFields, and its updates keep the API server's", func() {
+		c := newClusters(1)
+		decide(ns, "p", "p-decision-1", c...)
+		pmw := framework.MakePMW("slim", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		key := client.ObjectKey{Namespace: c[0], Name: manifestwork.WorkName(manifestwork.Owner(pmw))}
+		Eventually(func(g Gomega) {
+			cached := &workv1.ManifestWork{}
+			g.Expect(mgr.GetCache().Get(ctx, key, cached)).To(Succeed())
+			g.Expect(cached.ManagedFields).To(BeEmpty())
+			cachedPMW := &workv1alpha1.PlacementManifestWork{}
+			g.Expect(mgr.GetCache().Get(ctx, client.ObjectKeyFromObject(pmw), cachedPMW)).To(Succeed())
+			g.Expect(cachedPMW.Status.ObservedGeneration).To(Equal(cachedPMW.Generation))
+			g.Expect(cachedPMW.ManagedFields).To(BeEmpty())
+		}, timeout, interval).Should(Succeed())
+
+		// A template change makes the manager update the work from its cached copy: the API server keeps the
+		// work's managedFields (an update without them leaves them as they are).
+		updated := &workv1alpha1.PlacementManifestWork{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pmw), updated)).To(Succeed())
+		updated.Spec.ManifestWorkTemplate = framework.MakePMW("x", ns).
+			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "2"})).Obj().Spec.ManifestWorkTemplate
+		Expect(k8s.Update(ctx, updated)).To(Succeed())
+		Eventually(func(g Gomega) {
+			w := &workv1.ManifestWork{}
+			g.Expect(k8s.Get(ctx, key, w)).To(Succeed())
+			g.Expect(string(w.Spec.Workload.Manifests[0].Raw)).To(ContainSubstring(`"v":"2"`))
+			g.Expect(w.ManagedFields).NotTo(BeEmpty())
+			var operations []metav1.ManagedFieldsOperationType
+			for _, f := range w.ManagedFields {
+				operations = append(operations, f.Operation)
+			}
+			g.Expect(operations).To(ContainElement(metav1.ManagedFieldsOperationUpdate))
+		}, timeout, interval).Should(Succeed())
+	})
+
 	It("writes each ManifestWork of a 300-cluster fan-out once, none refused", func() {
 		c := newClusters(300)
 		for i := 0; i < 3; i++ {

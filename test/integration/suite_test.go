@@ -35,9 +35,11 @@ const (
 )
 
 var (
-	env      *envtest.Environment
-	cfg      *rest.Config
-	k8s      client.Client
+	env *envtest.Environment
+	cfg *rest.Config
+	k8s client.Client
+	// mgr is the manager under test; its cache is what the controller reads.
+	mgr      ctrl.Manager
 	recorder = &framework.WriteRecorder{}
 	cancel   context.CancelFunc
 )
@@ -56,7 +58,7 @@ var _ = BeforeSuite(func() {
 	k8s, err = client.New(cfg, client.Options{Scheme: controllers.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
 
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgr, err = ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:    controllers.Scheme(),
 		Cache:     controllers.CacheOptions(),
 		Metrics:   metricsserver.Options{BindAddress: "0"},

@@ -47,12 +47,8 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 
 	// replicas reads each cluster's Deployment replicas from the PMW's works.
 	replicas := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork) map[string]int64 {
-		list := &workv1.ManifestWorkList{}
-		g.Expect(k8s.List(ctx, list, client.MatchingLabels{
-			manifestwork.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
-		})).To(Succeed())
 		out := map[string]int64{}
-		for _, w := range list.Items {
+		for _, w := range worksOf(g, pmw) {
 			obj := map[string]any{}
 			g.Expect(json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &obj)).To(Succeed())
 			out[w.Namespace] = int64(obj["spec"].(map[string]any)["replicas"].(float64))
@@ -124,10 +120,10 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 		pmw := framework.MakePMW("stuck", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Consistently(func(g Gomega) {
-			g.Expect(workCount(g, pmw)).To(BeZero())
+			g.Expect(worksOf(g, pmw)).To(BeEmpty())
 		}, settleTimeout/2, interval).Should(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(workCount(g, pmw)).To(Equal(2))
+			g.Expect(worksOf(g, pmw)).To(HaveLen(2))
 			g.Expect(getPMW(g, pmw).Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(2))
 		}, timeout, interval).Should(Succeed())
 	})
@@ -178,7 +174,7 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(getPMW(g, pmw).Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(300))
-			g.Expect(workCount(g, pmw)).To(Equal(300))
+			g.Expect(worksOf(g, pmw)).To(HaveLen(300))
 		}, timeout, interval).Should(Succeed())
 
 		name := manifestwork.WorkName(manifestwork.Owner(pmw))
@@ -195,12 +191,3 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 		}
 	})
 })
-
-// workCount counts the PlacementManifestWork's ManifestWorks.
-func workCount(g Gomega, pmw *workv1alpha1.PlacementManifestWork) int {
-	list := &workv1.ManifestWorkList{}
-	g.Expect(k8s.List(context.Background(), list, client.MatchingLabels{
-		manifestwork.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
-	})).To(Succeed())
-	return len(list.Items)
-}

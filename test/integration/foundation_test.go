@@ -29,19 +29,6 @@ var _ = Describe("PlacementManifestWork", func() {
 		ns = newNamespace("app")
 	})
 
-	// worksOf lists the ManifestWorks of a PlacementManifestWork by its label, keyed by cluster.
-	worksOf := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork) map[string]workv1.ManifestWork {
-		list := &workv1.ManifestWorkList{}
-		g.Expect(k8s.List(ctx, list, client.MatchingLabels{
-			manifestwork.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
-		})).To(Succeed())
-		out := map[string]workv1.ManifestWork{}
-		for _, w := range list.Items {
-			out[w.Namespace] = w
-		}
-		return out
-	}
-
 	clusterSet := func(works map[string]workv1.ManifestWork) []string {
 		out := []string{}
 		for c := range works {

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/rest"
+	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -26,6 +27,7 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
@@ -114,6 +116,19 @@ func decide(ns, placement, decisionName string, clusters ...string) {
 	}
 	framework.SetDecisions(d, clusters...)
 	Expect(k8s.Status().Update(ctx, d)).To(Succeed())
+}
+
+// worksOf lists the ManifestWorks of a PlacementManifestWork by its label, keyed by cluster.
+func worksOf(g Gomega, pmw *workv1alpha1.PlacementManifestWork) map[string]workv1.ManifestWork {
+	list := &workv1.ManifestWorkList{}
+	g.Expect(k8s.List(context.Background(), list, client.MatchingLabels{
+		manifestwork.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
+	})).To(Succeed())
+	out := map[string]workv1.ManifestWork{}
+	for _, w := range list.Items {
+		out[w.Namespace] = w
+	}
+	return out
 }
 
 // getPMW reads a PlacementManifestWork afresh and checks that its status describes its current generation.

@@ -40,8 +40,8 @@ const Finalizer = "work.open-cluster-management.io/placementmanifestwork-cleanup
 const conflictRetry = time.Minute
 
 // defaultDecisionSettleTimeout is how long a reconcile waits for a Placement's decisions to settle (see
-// placement.Unsettled) before acting on them anyway: OCM's placement controller rewrites them within seconds, so
-// a longer wait means something else writes them, and their owner should see them applied.
+// placementdecision.Unsettled) before acting on them anyway: OCM's placement controller rewrites them within
+// seconds, so a longer wait means something else writes them, and their owner should see them applied.
 const defaultDecisionSettleTimeout = 30 * time.Second
 
 // statusConflictRetry is how soon a reconcile whose status update met a newer PlacementManifestWork runs again.
@@ -597,9 +597,9 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 	}
 	sort.Strings(leaving)
 	// Kept in memory, not on the works: marking each leaving work would cost a write per cluster that leaves.
-	leavingSince := r.leavingSince.observe(manifestwork.Owner(pmw), leaving, now)
+	since := r.leavingSince.observe(manifestwork.Owner(pmw), leaving, now)
 	for _, cluster := range leaving {
-		left := timeout - now.Sub(leavingSince[cluster])
+		left := timeout - now.Sub(since[cluster])
 		if timeout == 0 || !progressing || left <= 0 {
 			ops = append(ops, op{cluster: cluster, existing: obs.owned[cluster], delete: true})
 			continue

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -47,13 +46,7 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 
 	// replicas reads each cluster's Deployment replicas from the PMW's works.
 	replicas := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork) map[string]int64 {
-		out := map[string]int64{}
-		for _, w := range worksOf(g, pmw) {
-			obj := map[string]any{}
-			g.Expect(json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &obj)).To(Succeed())
-			out[w.Namespace] = int64(obj["spec"].(map[string]any)["replicas"].(float64))
-		}
-		return out
+		return shares(g, pmw, "Deployment", "spec", "replicas")
 	}
 
 	splitPMW := func(name string, total int) *workv1alpha1.PlacementManifestWork {

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -32,30 +31,6 @@ var _ = Describe("Split distribution", func() {
 		ns = newNamespace("split")
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
 	})
-
-	// shares reads, per cluster, the value at path of the manifest of the given kind in the PMW's works.
-	shares := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork, kind string, path ...string) map[string]int64 {
-		list := &workv1.ManifestWorkList{}
-		g.Expect(k8s.List(ctx, list, client.MatchingLabels{
-			manifestwork.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
-		})).To(Succeed())
-		out := map[string]int64{}
-		for _, w := range list.Items {
-			for _, m := range w.Spec.Workload.Manifests {
-				obj := map[string]any{}
-				g.Expect(json.Unmarshal(m.Raw, &obj)).To(Succeed())
-				if obj["kind"] != kind {
-					continue
-				}
-				var v any = obj
-				for _, k := range path {
-					v = v.(map[string]any)[k]
-				}
-				out[w.Namespace] = int64(v.(float64))
-			}
-		}
-		return out
-	}
 
 	splitOf := func(name string, s workv1alpha1.SplitStrategy) workv1alpha1.DistributionStrategy {
 		return workv1alpha1.DistributionStrategy{Name: name, Namespace: "default", Type: workv1alpha1.DistributionSplit, Split: &s}

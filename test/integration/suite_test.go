@@ -5,6 +5,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -127,6 +128,26 @@ func worksOf(g Gomega, pmw *workv1alpha1.PlacementManifestWork) map[string]workv
 	out := map[string]workv1.ManifestWork{}
 	for _, w := range list.Items {
 		out[w.Namespace] = w
+	}
+	return out
+}
+
+// shares reads, per cluster, the integer at path in the manifest of the given kind of the PMW's works.
+func shares(g Gomega, pmw *workv1alpha1.PlacementManifestWork, kind string, path ...string) map[string]int64 {
+	out := map[string]int64{}
+	for cluster, w := range worksOf(g, pmw) {
+		for _, m := range w.Spec.Workload.Manifests {
+			obj := map[string]any{}
+			g.Expect(json.Unmarshal(m.Raw, &obj)).To(Succeed())
+			if obj["kind"] != kind {
+				continue
+			}
+			var v any = obj
+			for _, k := range path {
+				v = v.(map[string]any)[k]
+			}
+			out[cluster] = int64(v.(float64))
+		}
 	}
 	return out
 }

@@ -100,3 +100,49 @@ func TestLeavingClock(t *testing.T) {
 		t.Fatalf("nothing leaving: since = %v, want nil", got)
 	}
 }
+
+func TestStatusDeferral(t *testing.T) {
+	owner := types.NamespacedName{Namespace: "ns", Name: "pmw"}
+	other := types.NamespacedName{Namespace: "ns", Name: "other"}
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	cases := []struct {
+		name string
+		// written and event are when the status was last written and the last ManifestWork event arrived,
+		// in ms after t0; negative for never.
+		written, event int
+		eventFor       types.NamespacedName
+		started, now   int
+		want           bool
+	}{
+		{"never written: write", -1, 50, owner, 40, 60, false},
+		{"no event since the reconcile began: write", 0, 30, owner, 40, 60, false},
+		{"event since it began, written recently: defer", 0, 50, owner, 40, 60, true},
+		{"event for another PlacementManifestWork: write", 0, 50, other, 40, 60, false},
+		{"event at the very start: write", 0, 40, owner, 40, 60, false},
+		{"written just under the bound ago: defer", 0, 950, owner, 900, 999, true},
+		{"written the bound ago: write", 0, 950, owner, 900, 1000, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var s statusDeferral
+			if tc.written >= 0 {
+				s.written(owner, ms(tc.written))
+			}
+			if tc.event >= 0 {
+				s.event(tc.eventFor, ms(tc.event))
+			}
+			if got := s.deferWrite(owner, ms(tc.started), ms(tc.now)); got != tc.want {
+				t.Fatalf("deferWrite = %v, want %v", got, tc.want)
+			}
+		})
+	}
+
+	var s statusDeferral
+	s.written(owner, t0)
+	s.event(owner, ms(50))
+	s.forget(owner)
+	if s.deferWrite(owner, ms(40), ms(60)) {
+		t.Fatal("after forget: deferWrite = true, want false")
+	}
+}

@@ -85,7 +85,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		For(&workv1alpha1.PlacementManifestWork{}, builder.WithPredicates(specOrDeletionChanged())).
 		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.byPlacement)).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.byDecision)).
-		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(byOwnerAnnotation)).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(r.byWork)).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.byManagedCluster),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.LabelChangedPredicate{}, availabilityChanged()))).
 		Watches(&clusterv1alpha1.AddOnPlacementScore{}, handler.EnqueueRequestsFromMapFunc(r.byScore)).
@@ -189,6 +189,16 @@ func (r *PlacementManifestWorkReconciler) requestsFor(ctx context.Context, opts 
 	out := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
 		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}})
+	}
+	return out
+}
+
+// byWork maps a ManifestWork to its PlacementManifestWork and notes the event, so a reconcile already running
+// for it knows another one follows.
+func (r *PlacementManifestWorkReconciler) byWork(ctx context.Context, o client.Object) []reconcile.Request {
+	out := byOwnerAnnotation(ctx, o)
+	for _, req := range out {
+		r.statusWrites.event(req.NamespacedName, r.now())
 	}
 	return out
 }

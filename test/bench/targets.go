@@ -90,9 +90,6 @@ type contender interface {
 	remove(ctx context.Context, j job) error
 	// group is the tracker's group of the job's works.
 	group(j job) string
-	// available counts, of the jobs in ns, those whose summary shows want clusters available for the current
-	// spec.
-	available(ctx context.Context, ns string, want int) (int, error)
 	// gone reports whether the job's object is gone.
 	gone(ctx context.Context, j job) (bool, error)
 }
@@ -170,21 +167,6 @@ func (m *manager) group(j job) string {
 	return "pmw:" + manifestwork.OwnerLabelValue(types.NamespacedName{Namespace: j.ns, Name: j.name})
 }
 
-func (m *manager) available(ctx context.Context, ns string, want int) (int, error) {
-	list := &workv1alpha1.PlacementManifestWorkList{}
-	if err := m.h.harness.List(ctx, list, client.InNamespace(ns)); err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, p := range list.Items {
-		s := p.Status.PlacedManifestWorkSummary
-		if p.Status.ObservedGeneration == p.Generation && int(s.Available) == want && int(s.Total) == want {
-			n++
-		}
-	}
-	return n, nil
-}
-
 func (m *manager) gone(ctx context.Context, j job) (bool, error) {
 	err := m.h.harness.Get(ctx, client.ObjectKey{Namespace: j.ns, Name: j.name}, &workv1alpha1.PlacementManifestWork{})
 	if apierrors.IsNotFound(err) {
@@ -260,20 +242,6 @@ func (o *ocm) remove(ctx context.Context, j job) error {
 }
 
 func (o *ocm) group(j job) string { return "mwrs:" + j.ns + "." + j.name }
-
-func (o *ocm) available(ctx context.Context, ns string, want int) (int, error) {
-	list := &ocmworkv1alpha1.ManifestWorkReplicaSetList{}
-	if err := o.h.harness.List(ctx, list, client.InNamespace(ns)); err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, s := range list.Items {
-		if s.Status.Summary.Available == want && s.Status.Summary.Total == want {
-			n++
-		}
-	}
-	return n, nil
-}
 
 func (o *ocm) gone(ctx context.Context, j job) (bool, error) {
 	err := o.h.harness.Get(ctx, client.ObjectKey{Namespace: j.ns, Name: j.name}, &ocmworkv1alpha1.ManifestWorkReplicaSet{})

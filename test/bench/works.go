@@ -51,6 +51,8 @@ type tracker struct {
 	lastDelete map[string]time.Time
 	// retries counts agent status writes that failed other than by a conflict and were sent again.
 	retries atomic.Int64
+	// summaries are the jobs' status summaries.
+	summaries *summaries
 }
 
 func groupOf(labels map[string]string) string {
@@ -132,6 +134,9 @@ func startTracker(ctx context.Context, h *hub) (*tracker, error) {
 			t.mu.Unlock()
 		},
 	}); err != nil {
+		return nil, err
+	}
+	if t.summaries, err = watchSummaries(ctx, c); err != nil {
 		return nil, err
 	}
 	go func() { _ = c.Start(ctx) }()

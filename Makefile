@@ -120,4 +120,4 @@ bench: ## Benchmark the manager at fleet scale beside the API server's limit and
 .PHONY: bench-smoke
 bench-smoke: ## The benchmark's smallest row only (100 clusters, no peer, 10 s steady state): checks that it completes, not how fast (what CI runs).
 	CGO_ENABLED=0 go build -trimpath -o bin/manager ./cmd
-	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh)" go run ./test/bench -sizes=100 -many=20x5 -steady=10s -peer=false -manager=bin/manager -out=bin/bench-smoke $(BENCH_ARGS)
+	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh)" go run ./test/bench -sizes=100 -many=20x5 -steady=10s -peer=false -repeats=1 -manager=bin/manager -out=bin/bench-smoke $(BENCH_ARGS)

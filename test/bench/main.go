@@ -46,6 +46,8 @@ func main() {
 		tunedArgs   = flag.String("tuned-args", "--kube-api-qps=-1", "Flags of the manager-tuned contender, space-separated.")
 		ocmBin      = flag.String("ocm-work", "", "OCM's work binary (hack/ocm-binaries.sh work); required with -peer.")
 		out         = flag.String("out", "bin/bench", "Folder for results.json, results.md and the run's logs.")
+		repeats     = flag.Int("repeats", 5, "How many times rows of at most -repeat-up-to clusters run, contenders interleaved; the tables show each step's median. Their steps take tenths of a second, where one run says little.")
+		repeatUpTo  = flag.Int("repeat-up-to", 100, "Rows of at most this many clusters run -repeats times.")
 		timeoutBase = flag.Duration("timeout", 3*time.Minute, "Timeout of a step, plus -timeout-per-work for each work.")
 		perWork     = flag.Duration("timeout-per-work", 150*time.Millisecond, "Timeout added per work of the step.")
 	)
@@ -91,6 +93,7 @@ func main() {
 		sizes: ns, limitParallel: limitPars, contenders: strings.Split(*contendersF, ","), manyJobs: jobs, manyClusters: per, steady: *steady, peer: *peer, limit: *limit,
 		managerBin: abs(*managerBin), managerArgs: strings.Fields(*managerArgs), tunedArgs: strings.Fields(*tunedArgs), ocmBin: abs(*ocmBin), out: abs(*out),
 		timeout: func(works int) time.Duration { return *timeoutBase + time.Duration(works)*(*perWork) },
+		repeats: max(*repeats, 1), repeatUpTo: *repeatUpTo,
 	})
 	os.Exit(code)
 }
@@ -106,6 +109,7 @@ type config struct {
 	managerArgs, tunedArgs []string
 	out                    string
 	timeout                func(works int) time.Duration
+	repeats, repeatUpTo    int
 }
 
 func run(ctx context.Context, cfg config) int {
@@ -179,17 +183,38 @@ func run(ctx context.Context, cfg config) int {
 		}
 		logf("fleet: %d clusters (namespace and available ManagedCluster each), %.1fs", to, time.Since(start).Seconds())
 		res.SetupNotes = append(res.SetupNotes, fmt.Sprintf("pool grown to %d clusters in %.1f s", to, time.Since(start).Seconds()))
-		if cfg.limit {
-			record(b.runLimit(ctx, n, 0))
+		runs := 1
+		if n <= cfg.repeatUpTo {
+			runs = cfg.repeats
 		}
-		for _, k := range cfg.limitParallel {
-			record(b.runLimit(ctx, n, k))
-		}
-		for _, c := range contenders {
-			if ctx.Err() == nil {
-				record(b.runClusters(ctx, c, n))
+		for run := 1; run <= runs && ctx.Err() == nil; run++ {
+			if runs > 1 {
+				logf("%d clusters, run %d of %d", n, run, runs)
+			}
+			// Only the first run counts the steady state: it is a count of writes, not a time.
+			b.steady = cfg.steady
+			if run > 1 {
+				b.steady = 0
+			}
+			each := func(r *row) {
+				if runs > 1 {
+					r.Run = run
+				}
+				record(r)
+			}
+			if cfg.limit {
+				each(b.runLimit(ctx, n, 0))
+			}
+			for _, k := range cfg.limitParallel {
+				each(b.runLimit(ctx, n, k))
+			}
+			for _, c := range contenders {
+				if ctx.Err() == nil {
+					each(b.runClusters(ctx, c, n))
+				}
 			}
 		}
+		b.steady = cfg.steady
 	}
 	if cfg.manyJobs > 0 && ctx.Err() == nil {
 		pool := max(b.fleet.count, cfg.manyClusters)

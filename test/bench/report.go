@@ -23,13 +23,65 @@ type results struct {
 	Rows        []*row   `json:"rows"`
 }
 
-func (r *results) find(contender, kind string, n int) *row {
+// runs are the contender's rows at the size, one per run.
+func (r *results) runs(contender, kind string, n int) []*row {
+	var out []*row
 	for _, x := range r.Rows {
 		if x.Contender == contender && x.Kind == kind && x.N == n {
-			return x
+			out = append(out, x)
 		}
 	}
-	return nil
+	return out
+}
+
+// find returns the contender's row at the size; when the row ran several times, a row whose step times are
+// the runs' medians (the roll-up's time after the agents being the median of those times).
+func (r *results) find(contender, kind string, n int) *row {
+	runs := r.runs(contender, kind, n)
+	switch len(runs) {
+	case 0:
+		return nil
+	case 1:
+		return runs[0]
+	}
+	m := *runs[0]
+	m.FanOut = medianStep(runs, func(x *row) *step { return x.FanOut })
+	m.Update = medianStep(runs, func(x *row) *step { return x.Update })
+	m.Churn = medianStep(runs, func(x *row) *step { return x.Churn })
+	m.Delete = medianStep(runs, func(x *row) *step { return x.Delete })
+	m.RollUp = medianStep(runs, func(x *row) *step { return x.RollUp })
+	if after := medianStep(runs, func(x *row) *step { return afterAgents(x.RollUp) }); m.RollUp.ok() && after.ok() {
+		m.RollUp.Agents = m.RollUp.Seconds - after.Seconds
+	}
+	return &m
+}
+
+// medianStep is the median of the runs' times of a step; the first failure when one failed.
+func medianStep(runs []*row, f func(*row) *step) *step {
+	var xs []float64
+	for _, x := range runs {
+		s := f(x)
+		switch {
+		case s == nil:
+			continue
+		case !s.ok():
+			return s
+		}
+		xs = append(xs, s.Seconds)
+	}
+	if len(xs) == 0 {
+		return nil
+	}
+	return &step{Seconds: median(xs)}
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func secs(s *step) string {
@@ -136,29 +188,32 @@ func (r *results) markdown() string {
 	b.WriteString("| row | manager: agents' writes | manager: after them | manager: whole | OCM: agents' writes | OCM: after them | OCM: whole | ×OCM whole |\n")
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, k := range r.sizes() {
-		m, o := r.find("manager", k.kind, k.n), r.find("OCM MWRS", k.kind, k.n)
-		split := func(x *row) (string, string, string) {
-			if x == nil || !x.RollUp.ok() || x.RollUp.Agents == 0 {
-				return "—", "—", "—"
+		split := func(contender string) (string, string, string, *step) {
+			runs := r.runs(contender, k.kind, k.n)
+			for _, x := range runs {
+				if !x.RollUp.ok() || x.RollUp.Agents == 0 {
+					return "—", "—", "—", nil
+				}
 			}
-			return fmt.Sprintf("%.2f", x.RollUp.Agents), secs(afterAgents(x.RollUp)), secs(x.RollUp)
-		}
-		whole := func(x *row) *step {
-			if x == nil {
-				return nil
+			if len(runs) == 0 {
+				return "—", "—", "—", nil
 			}
-			return x.RollUp
+			agents := medianStep(runs, func(x *row) *step { return &step{Seconds: x.RollUp.Agents} })
+			after := medianStep(runs, func(x *row) *step { return afterAgents(x.RollUp) })
+			whole := medianStep(runs, func(x *row) *step { return x.RollUp })
+			return secs(agents), secs(after), secs(whole), whole
 		}
-		ma, mr, mw := split(m)
-		oa, or, ow := split(o)
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", k.label(), ma, mr, mw, oa, or, ow, ratio(whole(m), whole(o)))
+		ma, mr, mw, mWhole := split("manager")
+		oa, or, ow, oWhole := split("OCM MWRS")
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", k.label(), ma, mr, mw, oa, or, ow, ratio(mWhole, oWhole))
 	}
-	b.WriteString("\nCost per row (each contender runs as its own process, started fresh for the row; requests and writes from the API server's audit log):\n\n")
+	b.WriteString(r.repeatsTable())
+	b.WriteString("\nCost per row (each contender runs as its own process, started fresh for the row; requests and writes from the API server's audit log; of the first run where a row ran several times):\n\n")
 	b.WriteString("| row | contender | CPU s | peak RSS MiB | steady RSS MiB | peak RSS per work KiB | requests | writes | writes per work | steady-state writes | reconciles | load (1, 5, 15 min) start → end |\n")
 	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
 	for _, k := range r.sizes() {
 		for _, x := range r.Rows {
-			if x.Kind != k.kind || x.N != k.n {
+			if x.Kind != k.kind || x.N != k.n || x.Run > 1 {
 				continue
 			}
 			name := x.Contender
@@ -206,10 +261,10 @@ func (r *results) memoryPerWork() string {
 				rows = append(rows, x)
 			}
 		}
-		if len(rows) < 2 {
+		sort.Slice(rows, func(i, j int) bool { return rows[i].N < rows[j].N })
+		if len(rows) < 2 || rows[0].Works == rows[len(rows)-1].Works {
 			continue
 		}
-		sort.Slice(rows, func(i, j int) bool { return rows[i].N < rows[j].N })
 		lo, hi := rows[0], rows[len(rows)-1]
 		dw := float64(hi.Works - lo.Works)
 		fmt.Fprintf(&b, "- %s: memory per managed work (slope from %d to %d clusters): peak RSS %.1f KiB, steady RSS %.1f KiB\n",
@@ -261,6 +316,60 @@ func (r *results) limitVariants() string {
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", k.label(), strings.TrimPrefix(x.Contender, "manager "),
 				both(x.FanOut, md.FanOut), both(afterAgents(x.RollUp), afterAgents(md.RollUp)), both(x.Update, md.Update), both(x.Churn, md.Churn))
+		}
+	}
+	return b.String()
+}
+
+// repeatsTable lists every run's times of the rows that ran several times, with the ratio of the medians and
+// how many runs the manager was as fast or faster than OCM's controller in (runs paired in order: they ran
+// one after the other).
+func (r *results) repeatsTable() string {
+	var b strings.Builder
+	steps := []struct {
+		name string
+		f    func(*row) *step
+	}{
+		{"fan-out", func(x *row) *step { return x.FanOut }},
+		{"roll-up (after the agents)", func(x *row) *step { return afterAgents(x.RollUp) }},
+		{"roll-up (whole)", func(x *row) *step { return x.RollUp }},
+		{"update", func(x *row) *step { return x.Update }},
+		{"churn", func(x *row) *step { return x.Churn }},
+		{"delete", func(x *row) *step { return x.Delete }},
+	}
+	for _, k := range r.sizes() {
+		m, o := r.runs("manager", k.kind, k.n), r.runs("OCM MWRS", k.kind, k.n)
+		if len(m) < 2 || len(o) < 2 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\nRows that ran several times (contenders interleaved; the tables above show each step's median), every run in seconds:\n\n")
+			b.WriteString("| row | step | manager | OCM | ×OCM of the medians | manager as fast or faster |\n| --- | --- | --- | --- | ---: | ---: |\n")
+		}
+		for _, st := range steps {
+			list := func(runs []*row) string {
+				out := make([]string, len(runs))
+				for i, x := range runs {
+					out[i] = secs(st.f(x))
+				}
+				return strings.Join(out, " ")
+			}
+			wins, pairs := 0, 0
+			for i := 0; i < len(m) && i < len(o); i++ {
+				ms, os := st.f(m[i]), st.f(o[i])
+				if !ms.ok() || !os.ok() {
+					continue
+				}
+				pairs++
+				if ms.Seconds <= os.Seconds {
+					wins++
+				}
+			}
+			if medianStep(m, st.f) == nil && medianStep(o, st.f) == nil {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d of %d |\n", k.label(), st.name, list(m), list(o),
+				ratio(medianStep(m, st.f), medianStep(o, st.f)), wins, pairs)
 		}
 	}
 	return b.String()

@@ -86,11 +86,16 @@ func draw1(in, out string) error {
 	p.X.Tick.Marker = ticks(ns...)
 	drawn := 0
 	for _, s := range series {
-		var pts plotter.XYs
+		// A row that ran several times is drawn at the median of its runs, as the tables show it.
+		byN := map[int][]float64{}
 		for _, r := range res.Rows {
 			if r.Contender == s.name && r.Kind == "clusters" && r.FanOut != nil && r.FanOut.Err == "" && r.FanOut.Seconds > 0 {
-				pts = append(pts, plotter.XY{X: float64(r.N), Y: r.FanOut.Seconds})
+				byN[r.N] = append(byN[r.N], r.FanOut.Seconds)
 			}
+		}
+		var pts plotter.XYs
+		for n, ts := range byN {
+			pts = append(pts, plotter.XY{X: float64(n), Y: median(ts)})
 		}
 		if len(pts) == 0 {
 			continue
@@ -127,4 +132,13 @@ func ticks(values ...float64) plot.ConstantTicks {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Value < out[j].Value })
 	return out
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

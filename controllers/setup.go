@@ -38,18 +38,29 @@ const (
 )
 
 // CacheOptions restricts the manager's ManifestWork cache to the works PlacementManifestWorks own, so memory
-// follows this manager's works, not every ManifestWork on the hub, and drops managedFields, which the manager
-// never reads (about a tenth of the cache at thousands of clusters). Updates of cached objects keep the API
+// follows this manager's works, not every ManifestWork on the hub, and drops what the manager never reads from
+// a cached object: managedFields (about a tenth of the cache at thousands of clusters), and a work's manifests,
+// which can reach hundreds of KiB per work (whether a work needs writing is decided by its spec-hash
+// annotation, and a write always carries the whole desired spec). Updates of cached objects keep the API
 // server's managedFields: an object without them leaves them as they are.
 func CacheOptions() cache.Options {
 	owned, err := labels.NewRequirement(manifestwork.LabelPlacementManifestWork, selection.Exists, nil)
 	if err != nil {
 		panic(err) // the key is a constant; an error here is a programming error
 	}
+	stripManagedFields := cache.TransformStripManagedFields()
 	return cache.Options{
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform: stripManagedFields,
 		ByObject: map[client.Object]cache.ByObject{
-			&workv1.ManifestWork{}: {Label: labels.NewSelector().Add(*owned)},
+			&workv1.ManifestWork{}: {
+				Label: labels.NewSelector().Add(*owned),
+				Transform: func(o any) (any, error) {
+					if w, ok := o.(*workv1.ManifestWork); ok {
+						w.Spec.Workload.Manifests = nil
+					}
+					return stripManagedFields(o)
+				},
+			},
 		},
 	}
 }

@@ -121,7 +121,7 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 		}, timeout, interval).Should(Succeed())
 	})
 
-	It("caches its works and PlacementManifestWorks without managedFields, and its updates keep the API server's", func() {
+	It("caches its works without managedFields or manifests and its PlacementManifestWorks without managedFields, and its updates keep the API server's", func() {
 		c := newClusters(1)
 		decide(ns, "p", "p-decision-1", c...)
 		pmw := framework.MakePMW("slim", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
@@ -131,14 +131,17 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 			cached := &workv1.ManifestWork{}
 			g.Expect(mgr.GetCache().Get(ctx, key, cached)).To(Succeed())
 			g.Expect(cached.ManagedFields).To(BeEmpty())
+			g.Expect(cached.Spec.Workload.Manifests).To(BeEmpty())
+			g.Expect(cached.Annotations).To(HaveKey(manifestwork.AnnotationSpecHash))
 			cachedPMW := &workv1alpha1.PlacementManifestWork{}
 			g.Expect(mgr.GetCache().Get(ctx, client.ObjectKeyFromObject(pmw), cachedPMW)).To(Succeed())
 			g.Expect(cachedPMW.Status.ObservedGeneration).To(Equal(cachedPMW.Generation))
 			g.Expect(cachedPMW.ManagedFields).To(BeEmpty())
 		}, timeout, interval).Should(Succeed())
 
-		// A template change makes the manager update the work from its cached copy: the API server keeps the
-		// work's managedFields (an update without them leaves them as they are).
+		// A template change makes the manager update the work from its cached copy: the update carries every
+		// manifest, and the API server keeps the work's managedFields (an update without them leaves them as
+		// they are).
 		updated := &workv1alpha1.PlacementManifestWork{}
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pmw), updated)).To(Succeed())
 		updated.Spec.ManifestWorkTemplate = framework.MakePMW("x", ns).
@@ -147,6 +150,7 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 		Eventually(func(g Gomega) {
 			w := &workv1.ManifestWork{}
 			g.Expect(k8s.Get(ctx, key, w)).To(Succeed())
+			g.Expect(w.Spec.Workload.Manifests).To(HaveLen(1))
 			g.Expect(string(w.Spec.Workload.Manifests[0].Raw)).To(ContainSubstring(`"v":"2"`))
 			g.Expect(w.ManagedFields).NotTo(BeEmpty())
 			var operations []metav1.ManagedFieldsOperationType

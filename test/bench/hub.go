@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -113,7 +115,10 @@ func startHub(dir string) (*hub, error) {
 		case userHarness:
 			h.harnessCfg = cfg
 		case userLimit:
-			h.limitCfg = cfg
+			if h.limitCfg, err = boundedConnections(cfg, limitConnections); err != nil {
+				h.stop()
+				return nil, err
+			}
 		}
 	}
 	h.harness, err = client.New(h.harnessCfg, client.Options{Scheme: scheme()})
@@ -122,6 +127,28 @@ func startHub(dir string) (*hub, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// limitConnections bounds the limit client's connections, not its requests: each HTTP/2 connection carries up
+// to 250 requests at once, so 32 carry 8,000.
+const limitConnections = 32
+
+// boundedConnections is cfg with a transport that opens at most n connections. Go's transport otherwise dials a
+// connection for every request waiting for one: 5,000 creates at once start thousands of TLS handshakes, which
+// take the API server's CPU from the creates and the harness's file descriptors (an earlier run failed with
+// "socket: too many open files" after 12,332 retries).
+func boundedConnections(cfg *rest.Config, n int) (*rest.Config, error) {
+	tlsConfig, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	out := rest.CopyConfig(cfg)
+	out.TLSClientConfig = rest.TLSClientConfig{}
+	out.Transport = &http.Transport{
+		TLSClientConfig: tlsConfig, ForceAttemptHTTP2: true, TLSHandshakeTimeout: 10 * time.Second,
+		MaxConnsPerHost: n, MaxIdleConnsPerHost: n, IdleConnTimeout: 90 * time.Second,
+	}
+	return out, nil
 }
 
 func (h *hub) stop() {

@@ -187,8 +187,8 @@ func (s *statusDeferral) event(owner types.NamespacedName, now time.Time) {
 }
 
 // deferWrite says whether a reconcile that began at started may leave its status write to the next reconcile:
-// an event arrived since it began, and the status was written less than maxStatusDeferral ago, so it never
-// lags further behind than that.
+// an event arrived since it began, and the status was written less than maxStatusDeferral ago, so a steady
+// stream of reports cannot hold it back for longer.
 func (s *statusDeferral) deferWrite(owner types.NamespacedName, started, now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -81,14 +81,6 @@ func (x *writeExpectations) pending(owner types.NamespacedName, cached map[strin
 	return 0
 }
 
-// has says whether writes of the owner are waiting to show in the cache.
-func (x *writeExpectations) has(owner types.NamespacedName) bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	_, ok := x.byOwner[owner]
-	return ok
-}
-
 func (x *writeExpectations) forget(owner types.NamespacedName) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -158,57 +150,4 @@ func (f *firstSeen) forget(owner types.NamespacedName) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.since, owner)
-}
-
-// maxStatusDeferral bounds how stale a PlacementManifestWork's status may get while its status writes are
-// deferred to the reconciles that follow.
-const maxStatusDeferral = time.Second
-
-// statusDeferral lets a reconcile leave its status write to the next one while its agents' reports arrive in a
-// burst. A ManifestWork event that arrived after a reconcile began means another reconcile of the same
-// PlacementManifestWork is already queued and will compute a newer status; writing this one too would only
-// put one more write, and its round trip, between the last report and the status that shows it.
-type statusDeferral struct {
-	mu sync.Mutex
-	// lastEvent is when a ManifestWork event for the PlacementManifestWork last arrived.
-	lastEvent map[types.NamespacedName]time.Time
-	// lastWrite is when its status was last written.
-	lastWrite map[types.NamespacedName]time.Time
-}
-
-// event records a ManifestWork event for the owner at now.
-func (s *statusDeferral) event(owner types.NamespacedName, now time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.lastEvent == nil {
-		s.lastEvent = map[types.NamespacedName]time.Time{}
-	}
-	s.lastEvent[owner] = now
-}
-
-// deferWrite says whether a reconcile that began at started may leave its status write to the next reconcile:
-// an event arrived since it began, and the status was written less than maxStatusDeferral ago, so a steady
-// stream of reports cannot hold it back for longer.
-func (s *statusDeferral) deferWrite(owner types.NamespacedName, started, now time.Time) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	written, ok := s.lastWrite[owner]
-	return ok && now.Sub(written) < maxStatusDeferral && s.lastEvent[owner].After(started)
-}
-
-// written records that the owner's status was written (or found current) at now.
-func (s *statusDeferral) written(owner types.NamespacedName, now time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.lastWrite == nil {
-		s.lastWrite = map[types.NamespacedName]time.Time{}
-	}
-	s.lastWrite[owner] = now
-}
-
-func (s *statusDeferral) forget(owner types.NamespacedName) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.lastEvent, owner)
-	delete(s.lastWrite, owner)
 }

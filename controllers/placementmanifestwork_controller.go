@@ -68,7 +68,6 @@ type PlacementManifestWorkReconciler struct {
 	expectations writeExpectations
 	leavingSince leavingClock
 	unsettled    firstSeen
-	statusWrites statusDeferral
 }
 
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=placementmanifestworks,verbs=get;list;watch;update;patch
@@ -85,7 +84,6 @@ type PlacementManifestWorkReconciler struct {
 // Reconcile brings one PlacementManifestWork's ManifestWorks and status in line with its spec and placement.
 func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
-	started := r.now()
 	pmw := &workv1alpha1.PlacementManifestWork{}
 	if err := r.Get(ctx, req.NamespacedName, pmw); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -163,16 +161,9 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 	}
 
 	newStatus := computeStatus(pmw, obs)
+	r.record(pmw, &pmw.Status, &newStatus)
 	r.observeMetrics(req.NamespacedName, pmw.Generation, obs, newStatus)
-	switch {
-	case equality.Semantic.DeepEqual(pmw.Status, newStatus):
-		r.statusWrites.written(req.NamespacedName, r.now())
-	case !r.expectations.has(req.NamespacedName) && r.statusWrites.deferWrite(req.NamespacedName, started, r.now()):
-		// The reconcile already queued behind this one writes a newer status. Not when this one wrote
-		// ManifestWorks: the next may then wait for the cache first.
-		log.V(1).Info("Leaving the status write to the next reconcile")
-	default:
-		r.record(pmw, &pmw.Status, &newStatus)
+	if !equality.Semantic.DeepEqual(pmw.Status, newStatus) {
 		// A full update, guarded by the resourceVersion read above, so every count is written (a merge patch
 		// would drop zeros) and a newer status is never overwritten: a conflict retries with fresh data.
 		generation := pmw.Generation
@@ -187,7 +178,6 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 				return ctrl.Result{RequeueAfter: statusConflictRetry}, nil
 			}
 		}
-		r.statusWrites.written(req.NamespacedName, r.now())
 	}
 	if len(obs.writeErrors) > 0 {
 		return ctrl.Result{}, fmt.Errorf("writing ManifestWorks: %w", errors.Join(obs.writeErrors...))
@@ -354,7 +344,6 @@ func (r *PlacementManifestWorkReconciler) finalize(ctx context.Context, pmw *wor
 	r.expectations.forget(key)
 	r.leavingSince.forget(key)
 	r.unsettled.forget(key)
-	r.statusWrites.forget(key)
 	return nil
 }
 

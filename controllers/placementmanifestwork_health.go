@@ -21,8 +21,8 @@ import (
 // decides clusters that exist, so its absence is a deletion in progress, reported through its work instead.
 func (r *PlacementManifestWorkReconciler) unavailableClusters(ctx context.Context) (map[string]string, error) {
 	list := &clusterv1.ManagedClusterList{}
-	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, fmt.Errorf("listing ManagedClusters: %w", err)
+	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy, client.MatchingFields{IndexUnavailable: "true"}); err != nil {
+		return nil, fmt.Errorf("listing unavailable ManagedClusters: %w", err)
 	}
 	out := map[string]string{}
 	for i := range list.Items {

@@ -26,7 +26,7 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 )
 
-// Field index keys on PlacementManifestWorks.
+// Field index keys on PlacementManifestWorks and ManagedClusters.
 const (
 	// IndexPlacement indexes a PlacementManifestWork by the name of the Placement it uses.
 	IndexPlacement = "placementManifestWork.placement"
@@ -35,14 +35,18 @@ const (
 	// IndexClusterLabels indexes, under "true", the PlacementManifestWorks whose Weighted splits select clusters
 	// by label, so a ManagedCluster's label change reaches them.
 	IndexClusterLabels = "placementManifestWork.clusterLabels"
+	// IndexUnavailable indexes, under "true", the ManagedClusters that are not available, so a reconcile reads
+	// those instead of every cluster of the hub.
+	IndexUnavailable = "managedCluster.unavailable"
 )
 
 // CacheOptions restricts the manager's ManifestWork cache to the works PlacementManifestWorks own, so memory
 // follows this manager's works, not every ManifestWork on the hub, and drops what the manager never reads from
-// a cached object: managedFields (about a tenth of the cache at thousands of clusters), and a work's manifests,
+// a cached object: managedFields (about a tenth of the cache at thousands of clusters), a work's manifests,
 // which can reach hundreds of KiB per work (whether a work needs writing is decided by its spec-hash
-// annotation, and a write always carries the whole desired spec). Updates of cached objects keep the API
-// server's managedFields: an object without them leaves them as they are.
+// annotation, and a write always carries the whole desired spec), and all of a ManagedCluster but its labels
+// and conditions. Updates of cached objects keep the API server's managedFields: an object without them
+// leaves them as they are.
 func CacheOptions() cache.Options {
 	owned, err := labels.NewRequirement(manifestwork.LabelPlacementManifestWork, selection.Exists, nil)
 	if err != nil {
@@ -52,6 +56,17 @@ func CacheOptions() cache.Options {
 	return cache.Options{
 		DefaultTransform: stripManagedFields,
 		ByObject: map[client.Object]cache.ByObject{
+			// The manager reads a ManagedCluster's labels and Available condition, nothing of its spec (client
+			// configs with CA bundles) or the rest of its status (capacity, versions, claims).
+			&clusterv1.ManagedCluster{}: {
+				Transform: func(o any) (any, error) {
+					if mc, ok := o.(*clusterv1.ManagedCluster); ok {
+						mc.Spec = clusterv1.ManagedClusterSpec{}
+						mc.Status = clusterv1.ManagedClusterStatus{Conditions: mc.Status.Conditions}
+					}
+					return stripManagedFields(o)
+				},
+			},
 			&workv1.ManifestWork{}: {
 				Label: labels.NewSelector().Add(*owned),
 				Transform: func(o any) (any, error) {
@@ -96,7 +111,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		For(&workv1alpha1.PlacementManifestWork{}, builder.WithPredicates(specOrDeletionChanged())).
 		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.byPlacement)).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.byDecision)).
-		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(r.byWork)).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(byOwnerAnnotation)).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.byManagedCluster),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.LabelChangedPredicate{}, availabilityChanged()))).
 		Watches(&clusterv1alpha1.AddOnPlacementScore{}, handler.EnqueueRequestsFromMapFunc(r.byScore)).
@@ -131,6 +146,14 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 		return nil
 	}); err != nil {
 		return fmt.Errorf("indexing PlacementManifestWorks by cluster labels: %w", err)
+	}
+	if err := idx.IndexField(ctx, &clusterv1.ManagedCluster{}, IndexUnavailable, func(o client.Object) []string {
+		if unavailable(o.(*clusterv1.ManagedCluster)) != "" {
+			return []string{"true"}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing ManagedClusters by availability: %w", err)
 	}
 	return nil
 }
@@ -200,16 +223,6 @@ func (r *PlacementManifestWorkReconciler) requestsFor(ctx context.Context, opts 
 	out := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
 		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}})
-	}
-	return out
-}
-
-// byWork maps a ManifestWork to its PlacementManifestWork and notes the event, so a reconcile already running
-// for it knows another one follows.
-func (r *PlacementManifestWorkReconciler) byWork(ctx context.Context, o client.Object) []reconcile.Request {
-	out := byOwnerAnnotation(ctx, o)
-	for _, req := range out {
-		r.statusWrites.event(req.NamespacedName, r.now())
 	}
 	return out
 }

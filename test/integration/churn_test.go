@@ -8,11 +8,13 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
@@ -158,6 +160,35 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 				operations = append(operations, f.Operation)
 			}
 			g.Expect(operations).To(ContainElement(metav1.ManagedFieldsOperationUpdate))
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("caches of a ManagedCluster only its labels and conditions", func() {
+		c := newClusters(1)
+		mc := &clusterv1.ManagedCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: c[0], Labels: map[string]string{"region": "east"}},
+			Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true, ManagedClusterClientConfigs: []clusterv1.ClientConfig{
+				{URL: "https://" + c[0] + ".example:6443", CABundle: []byte("not a real bundle")}}},
+		}
+		Expect(k8s.Create(ctx, mc)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, mc))).To(Succeed()) })
+		mc.Status.Version = clusterv1.ManagedClusterVersion{Kubernetes: "v1.35.0"}
+		meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{Type: clusterv1.ManagedClusterConditionAvailable,
+			Status: metav1.ConditionFalse, Reason: "Test", Message: "lease not renewed"})
+		Expect(k8s.Status().Update(ctx, mc)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			cached := &clusterv1.ManagedCluster{}
+			g.Expect(mgr.GetCache().Get(ctx, client.ObjectKeyFromObject(mc), cached)).To(Succeed())
+			g.Expect(cached.Labels).To(HaveKeyWithValue("region", "east"))
+			g.Expect(meta.IsStatusConditionFalse(cached.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)).To(BeTrue())
+			g.Expect(cached.Spec.ManagedClusterClientConfigs).To(BeEmpty())
+			g.Expect(cached.Status.Version.Kubernetes).To(BeEmpty())
+			g.Expect(cached.ManagedFields).To(BeEmpty())
+			// The unavailable ones are indexed, so a reconcile lists them alone.
+			unavailable := &clusterv1.ManagedClusterList{}
+			g.Expect(mgr.GetCache().List(ctx, unavailable, client.MatchingFields{controllers.IndexUnavailable: "true"})).To(Succeed())
+			g.Expect(unavailable.Items).To(ContainElement(HaveField("Name", c[0])))
 		}, timeout, interval).Should(Succeed())
 	})
 

@@ -46,7 +46,7 @@ func main() {
 		tunedArgs   = flag.String("tuned-args", "--kube-api-qps=-1", "Flags of the manager-tuned contender, space-separated.")
 		ocmBin      = flag.String("ocm-work", "", "OCM's work binary (hack/ocm-binaries.sh work); required with -peer.")
 		out         = flag.String("out", "bin/bench", "Folder for results.json, results.md and the run's logs.")
-		repeats     = flag.Int("repeats", 5, "How many times rows of at most -repeat-up-to clusters run, contenders interleaved; the tables show each step's median. Their steps take tenths of a second, where one run says little.")
+		repeats     = flag.Int("repeats", 9, "How many times rows of at most -repeat-up-to clusters run, contenders interleaved; the tables show each step's median. Their steps take tenths of a second, where one run says little.")
 		repeatUpTo  = flag.Int("repeat-up-to", 100, "Rows of at most this many clusters run -repeats times.")
 		timeoutBase = flag.Duration("timeout", 3*time.Minute, "Timeout of a step, plus -timeout-per-work for each work.")
 		perWork     = flag.Duration("timeout-per-work", 150*time.Millisecond, "Timeout added per work of the step.")

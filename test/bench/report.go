@@ -53,7 +53,25 @@ func (r *results) find(contender, kind string, n int) *row {
 	if after := medianStep(runs, func(x *row) *step { return afterAgents(x.RollUp) }); m.RollUp.ok() && after.ok() {
 		m.RollUp.Agents = m.RollUp.Seconds - after.Seconds
 	}
+	returned := make([]float64, len(runs))
+	for i, x := range runs {
+		returned[i] = x.CreatesReturned
+	}
+	m.CreatesReturned = median(returned)
 	return &m
+}
+
+// contenders are the names of the contenders with rows at the size, in the order they first ran.
+func (r *results) contenders(k sizeKey) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, x := range r.Rows {
+		if x.Kind == k.kind && x.N == k.n && !seen[x.Contender] {
+			seen[x.Contender] = true
+			out = append(out, x.Contender)
+		}
+	}
+	return out
 }
 
 // medianStep is the median of the runs' times of a step; the first failure when one failed.
@@ -279,10 +297,11 @@ func (r *results) limitVariants() string {
 	var b strings.Builder
 	for _, k := range r.sizes() {
 		m := r.find("manager", k.kind, k.n)
-		for _, x := range r.Rows {
-			if x.Kind != k.kind || x.N != k.n || !strings.HasPrefix(x.Contender, "limit-") {
+		for _, name := range r.contenders(k) {
+			if !strings.HasPrefix(name, "limit-") {
 				continue
 			}
+			x := r.find(name, k.kind, k.n)
 			if b.Len() == 0 {
 				b.WriteString("\nPlain clients with a bounded number of creates in flight (no rate limit), for reference:\n\n")
 				b.WriteString("| row | client | fan-out s | last create returned s | manager fan-out ÷ this |\n| --- | --- | ---: | ---: | ---: |\n")
@@ -296,10 +315,11 @@ func (r *results) limitVariants() string {
 	}
 	for _, k := range r.sizes() {
 		m := r.find("manager", k.kind, k.n)
-		for _, x := range r.Rows {
-			if x.Kind != k.kind || x.N != k.n || !strings.HasPrefix(x.Contender, "manager ") {
+		for _, name := range r.contenders(k) {
+			if !strings.HasPrefix(name, "manager ") {
 				continue
 			}
+			x := r.find(name, k.kind, k.n)
 			if !strings.Contains(b.String(), "Manager with other flags") {
 				b.WriteString("\nManager with other flags (seconds; in parentheses the defaults' time):\n\n")
 				b.WriteString("| row | flags | fan-out | roll-up | update | churn |\n| --- | --- | ---: | ---: | ---: | ---: |\n")

@@ -78,3 +78,19 @@ func TestRepeatsTable(t *testing.T) {
 		t.Fatalf("rows that ran once: repeats table %q, want none", got)
 	}
 }
+
+func TestLimitVariantsShowRepeatedRowsOnce(t *testing.T) {
+	limit := func(run int, fanOut, returned float64) *row {
+		return &row{Contender: "limit-64", Kind: "clusters", N: 100, Jobs: 1, Run: run, FanOut: &step{Seconds: fanOut}, CreatesReturned: returned}
+	}
+	res := &results{Rows: []*row{
+		limit(1, 0.30, 0.29), runRow("manager", 1, 0.20, 0.5, 0.4, 0.2),
+		limit(2, 0.10, 0.09), runRow("manager", 2, 0.30, 0.5, 0.4, 0.2),
+		limit(3, 0.20, 0.19), runRow("manager", 3, 0.40, 0.5, 0.4, 0.2),
+	}}
+	got := res.limitVariants()
+	want := "| N = 100 | 64 in flight | 0.20 | 0.19 | 1.50× |"
+	if !strings.Contains(got, want) || strings.Count(got, "| N = 100 |") != 1 {
+		t.Fatalf("limit variants: want the one line %q, got:\n%s", want, got)
+	}
+}

@@ -112,7 +112,7 @@ BENCH_STEADY ?= 60s
 BENCH_ARGS ?=
 
 .PHONY: bench
-bench: ## Benchmark the manager at fleet scale beside the API server's limit and OCM's ManifestWorkReplicaSet controller (about 35 min; BENCH_SIZES=100,1000,5000 BENCH_MANY=500x20); writes bin/bench/results.{md,json} and docs/performance.png.
+bench: ## Benchmark the manager at fleet scale beside the API server's limit and OCM's ManifestWorkReplicaSet controller (about 45 min; BENCH_SIZES=100,1000,5000 BENCH_MANY=500x20); writes bin/bench/results.{md,json} and docs/performance.png.
 	CGO_ENABLED=0 go build -trimpath -o bin/manager ./cmd
 	ocm="$$(hack/ocm-binaries.sh work)" && KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh)" go run ./test/bench -sizes=$(BENCH_SIZES) -many=$(BENCH_MANY) -steady=$(BENCH_STEADY) -manager=bin/manager -ocm-work="$$ocm/work" -out=bin/bench $(BENCH_ARGS)
 	cd test/bench/plot && go run . -in ../../../bin/bench/results.json -out ../../../docs/performance.png

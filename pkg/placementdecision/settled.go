@@ -29,24 +29,20 @@ func Unsettled(p *clusterv1beta1.Placement, decisions []clusterv1beta1.Placement
 		}
 	}
 	if len(named) > 0 {
-		seen := 0
+		have := map[string]bool{}
 		for i := range decisions {
 			if !named[decisions[i].Name] {
 				return fmt.Sprintf("PlacementDecision %s is not in the Placement's status", decisions[i].Name)
 			}
-			seen++
+			have[decisions[i].Name] = true
 		}
-		if seen != len(named) {
-			var missing []string
-			have := map[string]bool{}
-			for i := range decisions {
-				have[decisions[i].Name] = true
+		var missing []string
+		for n := range named {
+			if !have[n] {
+				missing = append(missing, n)
 			}
-			for n := range named {
-				if !have[n] {
-					missing = append(missing, n)
-				}
-			}
+		}
+		if len(missing) > 0 {
 			sort.Strings(missing)
 			return fmt.Sprintf("PlacementDecisions %v named in the Placement's status are missing", missing)
 		}

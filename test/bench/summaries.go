@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	toolscache "k8s.io/client-go/tools/cache"
 	ocmworkv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,20 +50,13 @@ func watchSummaries(ctx context.Context, c cache.Cache) (*summaries, error) {
 		if err != nil {
 			return nil, fmt.Errorf("watching %T: %w", obj, err)
 		}
-		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    func(o any) { s.set(o) },
-			UpdateFunc: func(_, o any) { s.set(o) },
-			DeleteFunc: func(o any) {
-				if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
-					o = d.Obj
-				}
-				if key, _, ok := summaryOf(o); ok {
-					s.mu.Lock()
-					delete(s.byNS[key.Namespace], key.Name)
-					s.mu.Unlock()
-				}
-			},
-		}); err != nil {
+		if _, err := inf.AddEventHandler(handlers(s.set, func(o any) {
+			if key, _, ok := summaryOf(o); ok {
+				s.mu.Lock()
+				delete(s.byNS[key.Namespace], key.Name)
+				s.mu.Unlock()
+			}
+		})); err != nil {
 			return nil, err
 		}
 	}

@@ -111,29 +111,22 @@ func startTracker(ctx context.Context, h *hub) (*tracker, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { t.set(o) },
-		UpdateFunc: func(_, o any) { t.set(o) },
-		DeleteFunc: func(o any) {
-			if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
-				o = d.Obj
-			}
-			w, ok := o.(*workv1.ManifestWork)
-			if !ok {
-				return
-			}
-			g := groupOf(w.Labels)
-			if g == "" {
-				return
-			}
-			t.mu.Lock()
-			if ws := t.groups[g]; ws != nil && ws[w.Namespace] != nil && ws[w.Namespace].name == w.Name {
-				delete(ws, w.Namespace)
-			}
-			t.lastDelete[g] = time.Now()
-			t.mu.Unlock()
-		},
-	}); err != nil {
+	if _, err := inf.AddEventHandler(handlers(t.set, func(o any) {
+		w, ok := o.(*workv1.ManifestWork)
+		if !ok {
+			return
+		}
+		g := groupOf(w.Labels)
+		if g == "" {
+			return
+		}
+		t.mu.Lock()
+		if ws := t.groups[g]; ws != nil && ws[w.Namespace] != nil && ws[w.Namespace].name == w.Name {
+			delete(ws, w.Namespace)
+		}
+		t.lastDelete[g] = time.Now()
+		t.mu.Unlock()
+	})); err != nil {
 		return nil, err
 	}
 	if t.summaries, err = watchSummaries(ctx, c); err != nil {
@@ -144,6 +137,21 @@ func startTracker(ctx context.Context, h *hub) (*tracker, error) {
 		return nil, fmt.Errorf("the harness's ManifestWork cache did not sync")
 	}
 	return t, nil
+}
+
+// handlers calls set with every object added or updated and gone with every object deleted, unwrapped from
+// the tombstone a missed deletion leaves.
+func handlers(set, gone func(o any)) toolscache.ResourceEventHandlerFuncs {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    set,
+		UpdateFunc: func(_, o any) { set(o) },
+		DeleteFunc: func(o any) {
+			if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+				o = d.Obj
+			}
+			gone(o)
+		},
+	}
 }
 
 func (t *tracker) set(o any) {

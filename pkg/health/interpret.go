@@ -74,6 +74,25 @@ func FeedbackOf(values []workv1.FeedbackValue) Feedback {
 	return out
 }
 
+// own indexes the manager's own feedback values, by name without FeedbackPrefix. Only these are interpreted: a
+// value of the user's rules that happens to have the name of one of ours is not ours.
+func own(values []workv1.FeedbackValue) Feedback {
+	out := make(Feedback, len(values))
+	for _, v := range values {
+		if name, ok := strings.CutPrefix(v.Name, FeedbackPrefix); ok {
+			out[name] = v.Value
+		}
+	}
+	return out
+}
+
+// count is a count of the object's status, 0 when the agent reports none: Kubernetes omits zero counts from
+// status, and the agent reports no value for a path that finds nothing.
+func (f Feedback) count(name string) int64 {
+	n, _ := f.integer(name)
+	return n
+}
+
 func (f Feedback) integer(name string) (int64, bool) {
 	v, ok := f[name]
 	if !ok || v.Integer == nil {
@@ -117,7 +136,7 @@ func Manifest(in ManifestInput) Verdict {
 		if in.Replicas != nil {
 			want = *in.Replicas
 		}
-		return interpret(id, in.Manifest, want, FeedbackOf(in.Status.StatusFeedbacks.Values))
+		return interpret(id, in.Manifest, want, own(in.Status.StatusFeedbacks.Values))
 	}
 	if len(in.ConditionRules) > 0 {
 		return byConditionRules(id, conds, in.ConditionRules)
@@ -202,11 +221,9 @@ func replicated(id string, m template.Manifest, want int64, f Feedback) Verdict 
 	if v, ok := observed(id, f); !ok {
 		return v
 	}
-	ready, _ := f.integer(ReadyReplicas)
-	available, _ := f.integer(AvailableReplicas)
-	replicas, _ := f.integer(Replicas)
-	updated, hasUpdated := f.integer(UpdatedReplicas)
-	if !hasUpdated { // ReplicaSets have no updatedReplicas: all of their pods are of the current template
+	ready, available, replicas := f.count(ReadyReplicas), f.count(AvailableReplicas), f.count(Replicas)
+	updated := f.count(UpdatedReplicas)
+	if m.GVK.Kind == "ReplicaSet" { // a ReplicaSet has no updatedReplicas: all of its pods are of its template
 		updated = replicas
 	}
 	switch {
@@ -224,9 +241,12 @@ func daemonSet(id string, f Feedback) Verdict {
 	if v, ok := observed(id, f); !ok {
 		return v
 	}
-	desired, _ := f.integer(DesiredNumberScheduled)
-	updated, _ := f.integer(UpdatedNumberScheduled)
-	available, _ := f.integer(NumberAvailable)
+	// desiredNumberScheduled is always in a DaemonSet's status (not omitempty): without it there is no status yet.
+	desired, ok := f.integer(DesiredNumberScheduled)
+	if !ok {
+		return progressing(ReasonWaitingForFeedback, "%s: waiting for status feedback", id)
+	}
+	updated, available := f.count(UpdatedNumberScheduled), f.count(NumberAvailable)
 	if updated < desired || available < desired {
 		return progressing(ReasonRolloutInProgress, "%s: %d of %d pods updated and %d available", id, updated, desired, available)
 	}
@@ -235,8 +255,7 @@ func daemonSet(id string, f Feedback) Verdict {
 
 func job(id string, f Feedback) Verdict {
 	if f.str(FailedCondition) == "True" {
-		failed, _ := f.integer(Failed)
-		return degraded(ReasonJobFailed, "%s: failed (%d failed pods)", id, failed)
+		return degraded(ReasonJobFailed, "%s: failed (%d failed pods)", id, f.count(Failed))
 	}
 	if f.str(Complete) == "True" {
 		return healthy()
@@ -244,9 +263,7 @@ func job(id string, f Feedback) Verdict {
 	if len(f) == 0 {
 		return progressing(ReasonWaitingForFeedback, "%s: waiting for status feedback", id)
 	}
-	active, _ := f.integer(Active)
-	succeeded, _ := f.integer(Succeeded)
-	return progressing(ReasonJobRunning, "%s: running (%d active, %d succeeded)", id, active, succeeded)
+	return progressing(ReasonJobRunning, "%s: running (%d active, %d succeeded)", id, f.count(Active), f.count(Succeeded))
 }
 
 func pod(id string, f Feedback) Verdict {

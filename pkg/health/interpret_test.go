@@ -1,7 +1,10 @@
 package health
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,7 +23,8 @@ func parse(t *testing.T, raw string) template.Manifest {
 }
 
 // status is a manifest's status as OCM's agent reports it: Applied and Available conditions and the feedback
-// values of the manager's rules (names without the prefix, which is added here).
+// values of the manager's rules (names without the prefix, which is added here; a name "user:x" is the user's
+// own value x, without the prefix).
 func status(applied metav1.ConditionStatus, values map[string]any) *workv1.ManifestCondition {
 	mc := &workv1.ManifestCondition{Conditions: []metav1.Condition{
 		{Type: workv1.ManifestApplied, Status: applied, Message: "apply failed: admission webhook denied"},
@@ -28,6 +32,9 @@ func status(applied metav1.ConditionStatus, values map[string]any) *workv1.Manif
 	}}
 	for name, v := range values {
 		fv := workv1.FeedbackValue{Name: FeedbackPrefix + name}
+		if user, ok := strings.CutPrefix(name, "user:"); ok {
+			fv.Name = user
+		}
 		switch x := v.(type) {
 		case int:
 			n := int64(x)
@@ -57,16 +64,6 @@ const (
 func TestManifest(t *testing.T) {
 	T, F := metav1.ConditionTrue, metav1.ConditionFalse
 	ready := map[string]any{Generation: 2, ObservedGeneration: 2, Replicas: 3, ReadyReplicas: 3, AvailableReplicas: 3, UpdatedReplicas: 3}
-	with := func(base map[string]any, kv ...any) map[string]any {
-		out := map[string]any{}
-		for k, v := range base {
-			out[k] = v
-		}
-		for i := 0; i < len(kv); i += 2 {
-			out[kv[i].(string)] = kv[i+1]
-		}
-		return out
-	}
 	two := int64(2)
 	cases := map[string]struct {
 		manifest string
@@ -147,4 +144,106 @@ func TestManifestConfigs(t *testing.T) {
 	if len(user[0].FeedbackRules) != 1 {
 		t.Error("ManifestConfigs modified the user's slice")
 	}
+}
+
+// TestManifestAbsentMeansZero: Kubernetes omits zero counts from status and the agent reports no value for a
+// missing path, so a count that is not reported is 0, never "as many as wanted".
+func TestManifestAbsentMeansZero(t *testing.T) {
+	T := metav1.ConditionTrue
+	cases := map[string]struct {
+		manifest string
+		values   map[string]any
+		want     Verdict
+	}{
+		"deployment whose new pods are refused: the old pods are available, none updated": {
+			manifest: deploymentJSON,
+			values:   map[string]any{Generation: 2, ObservedGeneration: 2, Replicas: 3, ReadyReplicas: 3, AvailableReplicas: 3},
+			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "Deployment.apps default/web: 0 of 3 replicas updated"},
+		},
+		"statefulset without updated replicas": {
+			manifest: statefulSetJSON,
+			values:   map[string]any{Generation: 1, ObservedGeneration: 1, Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2},
+			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "StatefulSet.apps default/db: 0 of 2 replicas updated"},
+		},
+		"statefulset without available replicas": {
+			manifest: statefulSetJSON,
+			values:   map[string]any{Generation: 1, ObservedGeneration: 1, Replicas: 2, ReadyReplicas: 2, UpdatedReplicas: 2},
+			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "StatefulSet.apps default/db: 0 of 2 replicas available"},
+		},
+		"replicaset: it has no updatedReplicas, its replicas are its template's": {
+			manifest: replicaSetJSON,
+			values:   map[string]any{Generation: 1, ObservedGeneration: 1, Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1},
+			want:     Verdict{State: Healthy},
+		},
+		"replicaset without replicas": {
+			manifest: replicaSetJSON,
+			values:   map[string]any{Generation: 1, ObservedGeneration: 1},
+			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "ReplicaSet.apps default/rs: 0 of 1 replicas updated"},
+		},
+		"deployment without observedGeneration is waiting, not zero": {
+			manifest: deploymentJSON,
+			values:   map[string]any{Generation: 1, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3, AvailableReplicas: 3},
+			want:     Verdict{State: Progressing, Reason: ReasonWaitingForFeedback, Message: "Deployment.apps default/web: waiting for status feedback"},
+		},
+		"deployment scaled to zero reports no counts": {
+			manifest: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":0}}`,
+			values:   map[string]any{Generation: 1, ObservedGeneration: 1},
+			want:     Verdict{State: Healthy},
+		},
+		"daemonset whose status has no desired count yet": {
+			manifest: daemonSetJSON,
+			values:   map[string]any{Generation: 1, ObservedGeneration: 1},
+			want:     Verdict{State: Progressing, Reason: ReasonWaitingForFeedback, Message: "DaemonSet.apps default/agent: waiting for status feedback"},
+		},
+		"daemonset on no node": {
+			manifest: daemonSetJSON,
+			values:   map[string]any{Generation: 1, ObservedGeneration: 1, DesiredNumberScheduled: 0, NumberReady: 0},
+			want:     Verdict{State: Healthy},
+		},
+		"daemonset without available pods": {
+			manifest: daemonSetJSON,
+			values:   map[string]any{Generation: 1, ObservedGeneration: 1, DesiredNumberScheduled: 4, NumberReady: 4, UpdatedNumberScheduled: 4},
+			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "DaemonSet.apps default/agent: 4 of 4 pods updated and 0 available"},
+		},
+		"job with no counts": {
+			manifest: jobJSON,
+			values:   map[string]any{Complete: "False"},
+			want:     Verdict{State: Progressing, Reason: ReasonJobRunning, Message: "Job.batch default/crunch: running (0 active, 0 succeeded)"},
+		},
+		"pod without ready condition": {
+			manifest: podJSON,
+			values:   map[string]any{Phase: "Running"},
+			want:     Verdict{State: Progressing, Reason: ReasonPodNotReady, Message: "Pod default/p: the pod is Running and not ready"},
+		},
+		"load balancer without ingress": {
+			manifest: lbServiceJSON,
+			values:   map[string]any{},
+			want:     Verdict{State: Progressing, Reason: ReasonNoLoadBalancerIngress, Message: "Service default/lb: the load balancer has no ingress yet"},
+		},
+		"a user's value with the name of one of ours is not ours": {
+			manifest: deploymentJSON,
+			values:   map[string]any{Generation: 1, ObservedGeneration: 1, Replicas: 3, ReadyReplicas: 3, AvailableReplicas: 3, "user:" + UpdatedReplicas: 3},
+			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "Deployment.apps default/web: 0 of 3 replicas updated"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Manifest(ManifestInput{Manifest: parse(t, tc.manifest), Status: status(T, tc.values)})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Manifest (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// with is base with the key-value pairs kv set.
+func with(base map[string]any, kv ...any) map[string]any {
+	out := make(map[string]any, len(base)+len(kv)/2)
+	for k, v := range base {
+		out[k] = v
+	}
+	for i := 0; i < len(kv); i += 2 {
+		out[kv[i].(string)] = kv[i+1]
+	}
+	return out
 }

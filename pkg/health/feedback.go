@@ -27,6 +27,7 @@ const (
 	UpdatedReplicas        = "updatedReplicas"
 	ProgressingReason      = "progressingReason"
 	ReplicaFailure         = "replicaFailure"
+	ReplicaFailureMessage  = "replicaFailureMessage"
 	DesiredNumberScheduled = "desiredNumberScheduled"
 	NumberReady            = "numberReady"
 	NumberAvailable        = "numberAvailable"
@@ -69,6 +70,8 @@ var rules = map[schema.GroupKind]kindRule{
 		path(AvailableReplicas, ".status.availableReplicas"),
 		path(UpdatedReplicas, ".status.updatedReplicas"),
 		path(ProgressingReason, conditionField("Progressing", "reason")),
+		path(ReplicaFailure, conditionField("ReplicaFailure", "status")),
+		path(ReplicaFailureMessage, conditionField("ReplicaFailure", "message")),
 	}, generations...)},
 	{Group: "apps", Kind: "StatefulSet"}: {resource: "statefulsets", paths: append([]workv1.JsonPath{
 		path(Replicas, ".status.replicas"),
@@ -81,6 +84,7 @@ var rules = map[schema.GroupKind]kindRule{
 		path(ReadyReplicas, ".status.readyReplicas"),
 		path(AvailableReplicas, ".status.availableReplicas"),
 		path(ReplicaFailure, conditionField("ReplicaFailure", "status")),
+		path(ReplicaFailureMessage, conditionField("ReplicaFailure", "message")),
 	}, generations...)},
 	{Group: "apps", Kind: "DaemonSet"}: {resource: "daemonsets", paths: append([]workv1.JsonPath{
 		path(DesiredNumberScheduled, ".status.desiredNumberScheduled"),

@@ -215,7 +215,12 @@ func replicated(id string, m template.Manifest, want int64, f Feedback) Verdict 
 	if m.GVK.Kind == "Deployment" && f.str(ProgressingReason) == "ProgressDeadlineExceeded" {
 		return degraded(ReasonProgressDeadlineExceeded, "%s: progress deadline exceeded", id)
 	}
-	if m.GVK.Kind == "ReplicaSet" && f.str(ReplicaFailure) == "True" {
+	// A Deployment copies its new ReplicaSet's ReplicaFailure condition: pods refused by a quota, PodSecurity
+	// or a missing ServiceAccount.
+	if (m.GVK.Kind == "Deployment" || m.GVK.Kind == "ReplicaSet") && f.str(ReplicaFailure) == "True" {
+		if msg := f.str(ReplicaFailureMessage); msg != "" {
+			return degraded(ReasonReplicaFailure, "%s: replica failure: %s", id, msg)
+		}
 		return degraded(ReasonReplicaFailure, "%s: replica failure", id)
 	}
 	if v, ok := observed(id, f); !ok {

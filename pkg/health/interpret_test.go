@@ -1,6 +1,7 @@
 package health
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -233,6 +234,64 @@ func TestManifestAbsentMeansZero(t *testing.T) {
 				t.Errorf("Manifest (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestDeploymentReplicaFailure: a Deployment whose pods cannot be created (quota, PodSecurity, a missing
+// ServiceAccount) says so in its ReplicaFailure condition.
+func TestDeploymentReplicaFailure(t *testing.T) {
+	T := metav1.ConditionTrue
+	ready := map[string]any{Generation: 2, ObservedGeneration: 2, Replicas: 3, ReadyReplicas: 3, AvailableReplicas: 3, UpdatedReplicas: 3}
+	cases := map[string]struct {
+		manifest string
+		values   map[string]any
+		want     Verdict
+	}{
+		"deployment with a replica failure and its message": {
+			manifest: deploymentJSON,
+			values:   with(ready, UpdatedReplicas, 0, ReplicaFailure, "True", ReplicaFailureMessage, `pods "web-7d9" is forbidden: exceeded quota: compute`),
+			want: Verdict{State: Degraded, Reason: ReasonReplicaFailure,
+				Message: `Deployment.apps default/web: replica failure: pods "web-7d9" is forbidden: exceeded quota: compute`},
+		},
+		"deployment with a replica failure, no message": {
+			manifest: deploymentJSON,
+			values:   with(ready, ReplicaFailure, "True"),
+			want:     Verdict{State: Degraded, Reason: ReasonReplicaFailure, Message: "Deployment.apps default/web: replica failure"},
+		},
+		"deployment whose replica failure is over": {
+			manifest: deploymentJSON,
+			values:   with(ready, ReplicaFailure, "False"),
+			want:     Verdict{State: Healthy},
+		},
+		"replicaset with a replica failure": {
+			manifest: replicaSetJSON,
+			values:   map[string]any{ReplicaFailure: "True", ReplicaFailureMessage: "serviceaccount \"x\" not found"},
+			want:     Verdict{State: Degraded, Reason: ReasonReplicaFailure, Message: `ReplicaSet.apps default/rs: replica failure: serviceaccount "x" not found`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Manifest(ManifestInput{Manifest: parse(t, tc.manifest), Status: status(T, tc.values)})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Manifest (-want +got):\n%s", diff)
+			}
+		})
+	}
+	var paths []string
+	for _, c := range ManifestConfigs([]template.Manifest{parse(t, deploymentJSON)}, nil) {
+		for _, r := range c.FeedbackRules {
+			for _, p := range r.JsonPaths {
+				paths = append(paths, p.Name+"="+p.Path)
+			}
+		}
+	}
+	for _, want := range []string{
+		FeedbackPrefix + ReplicaFailure + `=.status.conditions[?(@.type=="ReplicaFailure")].status`,
+		FeedbackPrefix + ReplicaFailureMessage + `=.status.conditions[?(@.type=="ReplicaFailure")].message`,
+	} {
+		if !slices.Contains(paths, want) {
+			t.Errorf("the Deployment's feedback rule lacks %s; it has %v", want, paths)
+		}
 	}
 }
 

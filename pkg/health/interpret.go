@@ -119,6 +119,11 @@ type ManifestInput struct {
 	// Replicas, when set, is the manifest's .spec.replicas on this cluster (its share of a split); otherwise
 	// the manifest's own value is used.
 	Replicas *int64
+	// Share, when the manifest is split, is the value this cluster's work carries at the manifest's split field
+	// (whatever that field is: .spec.replicas, .spec.parallelism, ...). 0 means nothing is asked of this
+	// cluster: the manifest is healthy once the agent reports it applied, whatever its kind's feedback says.
+	// nil when the manifest is not split.
+	Share *int64
 }
 
 // Manifest decides the health of one manifest on one cluster.
@@ -130,6 +135,10 @@ func Manifest(in ManifestInput) Verdict {
 	conds := in.Status.Conditions
 	if c := meta.FindStatusCondition(conds, workv1.ManifestApplied); c != nil && c.Status == metav1.ConditionFalse {
 		return degraded(ReasonApplyFailed, "%s: not applied: %s", id, c.Message)
+	}
+	if in.Share != nil && *in.Share == 0 {
+		// Nothing is asked of this cluster: a Job with parallelism 0 never completes, and that is fine here.
+		return healthy()
 	}
 	if Interpreted(in.Manifest) {
 		want := desiredReplicas(in.Manifest)

@@ -306,3 +306,55 @@ func with(base map[string]any, kv ...any) map[string]any {
 	}
 	return out
 }
+
+// TestManifestZeroShare: a split manifest whose share on a cluster is 0 asks nothing of that cluster, so it is
+// healthy once applied, whatever its kind's feedback says.
+func TestManifestZeroShare(t *testing.T) {
+	T, F := metav1.ConditionTrue, metav1.ConditionFalse
+	zero, two := int64(0), int64(2)
+	splitJob := `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"crunch","namespace":"default"},"spec":{"parallelism":0}}`
+	cases := map[string]struct {
+		manifest string
+		share    *int64
+		replicas *int64
+		status   *workv1.ManifestCondition
+		want     Verdict
+	}{
+		"job with parallelism 0, applied": {
+			manifest: splitJob, share: &zero, status: status(T, nil),
+			want: Verdict{State: Healthy},
+		},
+		"job with parallelism 0 that reports it runs nothing": {
+			manifest: splitJob, share: &zero, status: status(T, map[string]any{Complete: "False"}),
+			want: Verdict{State: Healthy},
+		},
+		"deployment with a share of 0 replicas, no feedback yet": {
+			manifest: deploymentJSON, share: &zero, replicas: &zero, status: status(T, nil),
+			want: Verdict{State: Healthy},
+		},
+		"zero share not applied": {
+			manifest: splitJob, share: &zero, status: status(F, nil),
+			want: Verdict{State: Degraded, Reason: ReasonApplyFailed, Message: "Job.batch default/crunch: not applied: apply failed: admission webhook denied"},
+		},
+		"zero share not reported": {
+			manifest: splitJob, share: &zero,
+			want: Verdict{State: Progressing, Reason: ReasonNotReported, Message: "Job.batch default/crunch: not reported by the agent yet"},
+		},
+		"zero share without an Applied condition yet": {
+			manifest: splitJob, share: &zero, status: &workv1.ManifestCondition{},
+			want: Verdict{State: Healthy},
+		},
+		"job with a share of 2 is judged by its feedback": {
+			manifest: jobJSON, share: &two, status: status(T, map[string]any{Active: 2}),
+			want: Verdict{State: Progressing, Reason: ReasonJobRunning, Message: "Job.batch default/crunch: running (2 active, 0 succeeded)"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Manifest(ManifestInput{Manifest: parse(t, tc.manifest), Status: tc.status, Share: tc.share, Replicas: tc.replicas})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Manifest (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

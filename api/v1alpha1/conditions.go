@@ -96,6 +96,8 @@ const (
 	ReasonWorkDegraded = "WorkDegraded"
 	// ReasonWorkNotAvailable: the agent has not yet found every resource on the cluster.
 	ReasonWorkNotAvailable = "WorkNotAvailable"
+	// ReasonWorkDeleting: the ManifestWork is being deleted, so what it carries is on its way out.
+	ReasonWorkDeleting = "WorkDeleting"
 	// ReasonManifestProgressing: a manifest is not yet healthy (for example replicas not yet ready).
 	ReasonManifestProgressing = "ManifestProgressing"
 	// ReasonManifestDegraded: a manifest is degraded (for example a failed Job).

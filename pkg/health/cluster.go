@@ -35,9 +35,9 @@ type ManifestResult struct {
 }
 
 // Cluster decides the health of one cluster: degraded when the ManagedCluster is unavailable, the work is not
-// applied or degraded, or a manifest is degraded; healthy when the work is applied and available for its
-// current generation and every manifest is healthy; progressing otherwise. Only conditions of the work's
-// current generation count.
+// applied or degraded, or a manifest is degraded; progressing while the work is being deleted (it is neither
+// applied nor available then); healthy when the work is applied and available for its current generation and
+// every manifest is healthy; progressing otherwise. Only conditions of the work's current generation count.
 func Cluster(in ClusterInput) ClusterResult {
 	if in.Work == nil {
 		if in.Unavailable != "" {
@@ -54,7 +54,8 @@ func Cluster(in ClusterInput) ClusterResult {
 		return c
 	}
 	is := func(t string, s metav1.ConditionStatus) bool { c := current(t); return c != nil && c.Status == s }
-	res := ClusterResult{Applied: is(workv1.WorkApplied, metav1.ConditionTrue)}
+	deleting := !w.DeletionTimestamp.IsZero()
+	res := ClusterResult{Applied: !deleting && is(workv1.WorkApplied, metav1.ConditionTrue)}
 	if current(workv1.WorkApplied) != nil {
 		// The agent reported this generation, applied or not: its per-manifest report is current too, so a
 		// manifest that failed to apply counts as degraded in the per-manifest aggregates as well.
@@ -63,6 +64,8 @@ func Cluster(in ClusterInput) ClusterResult {
 	switch {
 	case in.Unavailable != "":
 		res.Verdict = Verdict{State: Degraded, Reason: workv1alpha1.ReasonClusterUnavailable, Message: in.Unavailable}
+	case deleting:
+		res.Verdict = progressing(workv1alpha1.ReasonWorkDeleting, "the ManifestWork is being deleted")
 	case is(workv1.WorkApplied, metav1.ConditionFalse):
 		res.Verdict = degraded(workv1alpha1.ReasonApplyFailed, "not applied: %s", current(workv1.WorkApplied).Message)
 	case is(workv1.WorkDegraded, metav1.ConditionTrue):

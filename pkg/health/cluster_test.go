@@ -3,6 +3,8 @@ package health
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
@@ -52,6 +54,44 @@ func TestCluster(t *testing.T) {
 			got := Cluster(ClusterInput{Work: tc.work, Unavailable: tc.unavailable, Manifests: inputs(t)})
 			if got.State != tc.want || (tc.reason != "" && got.Reason != tc.reason) || got.Applied != tc.applied {
 				t.Errorf("Cluster = %+v (applied %v), want %s %q (applied %v)", got.Verdict, got.Applied, tc.want, tc.reason, tc.applied)
+			}
+		})
+	}
+}
+
+// TestClusterWorkDeleting: a work being deleted is on its way out with all it carries, so it is never
+// available, however healthy its last report.
+func TestClusterWorkDeleting(t *testing.T) {
+	T := metav1.ConditionTrue
+	deleting := func() *workv1.ManifestWork {
+		now := metav1.Now()
+		w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Generation: 1, DeletionTimestamp: &now}}
+		for _, ty := range []string{workv1.WorkApplied, workv1.WorkAvailable} {
+			w.Status.Conditions = append(w.Status.Conditions, metav1.Condition{Type: ty, Status: T, ObservedGeneration: 1})
+		}
+		w.Status.ResourceStatus.Manifests = []workv1.ManifestCondition{*status(T, nil)}
+		return w
+	}
+	cases := map[string]struct {
+		unavailable string
+		want        Verdict
+	}{
+		"deleting work, healthy report": {
+			want: Verdict{State: Progressing, Reason: workv1alpha1.ReasonWorkDeleting, Message: "the ManifestWork is being deleted"},
+		},
+		"deleting work on an unavailable cluster": {
+			unavailable: "lease expired",
+			want:        Verdict{State: Degraded, Reason: workv1alpha1.ReasonClusterUnavailable, Message: "lease expired"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Cluster(ClusterInput{Work: deleting(), Unavailable: tc.unavailable, Manifests: Inputs([]template.Manifest{parse(t, configMapJSON)}, nil)})
+			if diff := cmp.Diff(tc.want, got.Verdict); diff != "" {
+				t.Errorf("Cluster (-want +got):\n%s", diff)
+			}
+			if got.Applied {
+				t.Error("a work being deleted counts as applied")
 			}
 		})
 	}

@@ -116,6 +116,9 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 	if err := r.resolvePlacement(ctx, pmw, obs); err != nil {
 		return ctrl.Result{}, err
 	}
+	if obs.undecided != "" {
+		log.V(1).Info("Keeping the delivered ManifestWorks until the Placement is decided", "why", obs.undecided)
+	}
 	if wait, why := r.decisionsSettling(req.NamespacedName, obs); wait > 0 {
 		// The Placement watch wakes this PlacementManifestWork when they settle; the requeue is a backstop.
 		log.V(1).Info("Waiting for the Placement's decisions to settle", "why", why)
@@ -129,7 +132,7 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 	if obs.unavailable, err = r.unavailableClusters(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
-	if obs.placementFound && obs.invalid == nil {
+	if obs.decided() && obs.invalid == nil {
 		obs.current = clusterHealth(pmw, obs)
 		var failoverRecheck time.Duration
 		obs.failover, failoverRecheck = failoverDecisions(pmw, obs, obs.current, r.now())
@@ -228,6 +231,9 @@ func (r *PlacementManifestWorkReconciler) now() time.Time {
 type observation struct {
 	placementName  string
 	placementFound bool
+	// undecided, when not empty, says why the Placement's decisions are not its selection yet (see
+	// placementdecision.Unknown): the delivered works are kept as they are, like when the Placement is missing.
+	undecided string
 	// workName is the name of this PlacementManifestWork's ManifestWork in every cluster namespace.
 	workName string
 	// clusters are the decided clusters, sorted.
@@ -263,6 +269,11 @@ type observation struct {
 	upToDate map[string]bool
 	// leaving is the number of clusters that left the decisions and whose works are kept for now.
 	leaving int32
+}
+
+// decided reports whether the Placement exists and its decisions are its selection, so they may be acted on.
+func (o *observation) decided() bool {
+	return o.placementFound && o.undecided == ""
 }
 
 // work is the cluster's ManifestWork after this reconcile's writes, or nil.
@@ -371,7 +382,10 @@ func (r *PlacementManifestWorkReconciler) resolvePlacement(ctx context.Context, 
 		return fmt.Errorf("listing PlacementDecisions: %w", err)
 	}
 	obs.decisions = decisions.Items
-	obs.clusters = DecidedClusters(decisions.Items)
+	obs.undecided = placementdecision.Unknown(placement, decisions.Items)
+	if obs.undecided == "" {
+		obs.clusters = DecidedClusters(decisions.Items)
+	}
 	return nil
 }
 
@@ -379,7 +393,7 @@ func (r *PlacementManifestWorkReconciler) resolvePlacement(ctx context.Context, 
 // when they are settled or have been unsettled for DecisionSettleTimeout.
 func (r *PlacementManifestWorkReconciler) decisionsSettling(key types.NamespacedName, obs *observation) (time.Duration, string) {
 	why := ""
-	if obs.placementFound {
+	if obs.decided() {
 		why = placementdecision.Unsettled(obs.placement, obs.decisions)
 	}
 	if why == "" {
@@ -598,9 +612,13 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 	sort.Strings(leaving)
 	// Kept in memory, not on the works: marking each leaving work would cost a write per cluster that leaves.
 	since := r.leavingSince.observe(manifestwork.Owner(pmw), leaving, now)
+	// Decisions that drop to nothing are as often a moment (a ManagedClusterSetBinding re-created, every
+	// cluster briefly unreachable) as the user's intent, and a move to nowhere has nothing to make before the
+	// break: the works wait out the move timeout, in case the decisions come back.
+	waitForJoining := progressing || len(obs.clusters) == 0
 	for _, cluster := range leaving {
 		left := timeout - now.Sub(since[cluster])
-		if timeout == 0 || !progressing || left <= 0 {
+		if timeout == 0 || !waitForJoining || left <= 0 {
 			ops = append(ops, op{cluster: cluster, existing: obs.owned[cluster], delete: true})
 			continue
 		}

@@ -25,8 +25,8 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	st.Placement = obs.placementName
 
 	clusters := obs.clusters
-	if !obs.placementFound {
-		// The works are kept while the Placement is missing, so they are what the status describes.
+	if !obs.decided() {
+		// The works are kept while the Placement is missing or undecided, so they are what the status describes.
 		clusters = sortedKeys(obs.owned)
 	}
 	base := health.Inputs(obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
@@ -121,6 +121,9 @@ func readiness(obs *observation, s workv1alpha1.PlacedManifestWorkSummary, rollo
 	switch {
 	case stalled.Status == metav1.ConditionTrue:
 		ready.Reason, ready.Message = stalled.Reason, stalled.Message
+	case !obs.decided():
+		placement := placementCondition(obs)
+		ready.Reason, ready.Message = placement.Reason, placement.Message
 	case len(obs.clusters) == 0:
 		ready.Reason = workv1alpha1.ReasonPlacementDecisionEmpty
 		ready.Message = fmt.Sprintf("Placement %q selects no cluster", obs.placementName)
@@ -160,6 +163,9 @@ func placementCondition(obs *observation) metav1.Condition {
 	case !obs.placementFound:
 		c.Status, c.Reason = metav1.ConditionFalse, workv1alpha1.ReasonPlacementNotFound
 		c.Message = fmt.Sprintf("Placement %q does not exist in this namespace; the %d ManifestWorks already delivered are kept", obs.placementName, len(obs.owned))
+	case obs.undecided != "":
+		c.Status, c.Reason = metav1.ConditionFalse, workv1alpha1.ReasonPlacementNotDecided
+		c.Message = fmt.Sprintf("%s; the %d ManifestWorks already delivered are kept until it is", obs.undecided, len(obs.owned))
 	case len(obs.clusters) == 0:
 		c.Status, c.Reason = metav1.ConditionFalse, workv1alpha1.ReasonPlacementDecisionEmpty
 		c.Message = fmt.Sprintf("Placement %q selects no cluster: check its predicates and the ManagedClusterSetBindings of this namespace", obs.placementName)
@@ -175,7 +181,7 @@ func appliedCondition(obs *observation, outcomes []status.ClusterOutcome, summar
 	switch {
 	case obs.invalid != nil:
 		c.Reason, c.Message = obs.invalid.Reason, obs.invalid.Message
-	case !obs.placementFound || len(obs.clusters) == 0:
+	case !obs.decided() || len(obs.clusters) == 0:
 		c.Reason, c.Message = workv1alpha1.ReasonNoClusters, "No cluster is decided, so no ManifestWork is written"
 	case len(obs.conflicts) > 0:
 		c.Reason = workv1alpha1.ReasonManifestWorkConflict

@@ -117,3 +117,11 @@ const (
 	// ReasonInvalidRolloutStrategy: the rollout strategy cannot be used (for example a malformed duration).
 	ReasonInvalidRolloutStrategy = "InvalidRolloutStrategy"
 )
+
+// Reasons of the PlacementVerified condition that keep the delivered ManifestWorks as they are.
+const (
+	// ReasonPlacementNotDecided: the Placement exists but OCM's placement controller has not decided it yet (it
+	// was just created or re-created, or its decisions still belong to an earlier Placement of the same name).
+	// The ManifestWorks already delivered are kept until it is decided.
+	ReasonPlacementNotDecided = "PlacementNotDecided"
+)

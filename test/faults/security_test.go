@@ -43,6 +43,7 @@ var _ = Describe("Security", func() {
 
 		// Team B's own Placement "shared" decides cluster 2; team A's decisions of the same name do not leak in.
 		Expect(k8s.Create(ctx, framework.Placement("shared", teamB))).To(Succeed())
+		decide(teamB, "shared", "stray-decision", clusters[2])
 		Eventually(func(g Gomega) {
 			g.Expect(keys(worksByCluster(g, worksOf(g, borrower)))).To(ConsistOf(clusters[2]))
 			g.Expect(current(g, borrower).Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(1))

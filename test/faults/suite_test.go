@@ -256,20 +256,10 @@ func newClusters(n int) []string {
 	return out
 }
 
-// decide creates a PlacementDecision of a Placement (if needed) and sets its clusters, as OCM's placement
-// controller does.
+// decide plays OCM's placement controller: it writes a Placement's decision, then the Placement's status.
 func decide(ns, placement, decisionName string, clusters ...string) {
-	ctx := context.Background()
-	Eventually(func(g Gomega) {
-		d := framework.Decision(decisionName, ns, placement)
-		err := k8s.Create(ctx, d)
-		if apierrors.IsAlreadyExists(err) {
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(d), d)).To(Succeed())
-		} else {
-			g.Expect(err).NotTo(HaveOccurred())
-		}
-		framework.SetDecisions(d, clusters...)
-		g.Expect(k8s.Status().Update(ctx, d)).To(Succeed())
+	Eventually(func() error {
+		return framework.Decide(context.Background(), k8s, ns, placement, decisionName, clusters...)
 	}, timeout, interval).Should(Succeed())
 }
 

@@ -132,10 +132,7 @@ var _ = Describe("PlacementManifestWork", func() {
 			var pmws []*workv1alpha1.PlacementManifestWork
 			for _, n := range []string{ns, otherNS} {
 				Expect(k8s.Create(ctx, framework.Placement("p", n))).To(Succeed())
-				d := framework.Decision("p-decision-1", n, "p")
-				Expect(k8s.Create(ctx, d)).To(Succeed())
-				framework.SetDecisions(d, clusters...)
-				Expect(k8s.Status().Update(ctx, d)).To(Succeed())
+				decide(n, "p", "p-decision-1", clusters...)
 			}
 			for _, target := range []struct{ ns, name string }{{ns, "same"}, {otherNS, "same"}, {ns, longName}} {
 				pmw := framework.MakePMW(target.name, target.ns).Placement("p").

@@ -13,7 +13,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -105,18 +104,11 @@ func newClusters(n int) []string {
 // settleTimeout is how long the manager waits for a Placement's decisions to settle in this suite.
 const settleTimeout = 3 * time.Second
 
-// decide writes a Placement's decision as OCM's placement controller does: it creates the PlacementDecision,
-// labelled for the Placement, if it does not exist, and sets its clusters.
+// decide plays OCM's placement controller: it writes a Placement's decision, then the Placement's status.
 func decide(ns, placement, decisionName string, clusters ...string) {
-	ctx := context.Background()
-	d := framework.Decision(decisionName, ns, placement)
-	if err := k8s.Create(ctx, d); apierrors.IsAlreadyExists(err) {
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(d), d)).To(Succeed())
-	} else {
-		Expect(err).NotTo(HaveOccurred())
-	}
-	framework.SetDecisions(d, clusters...)
-	Expect(k8s.Status().Update(ctx, d)).To(Succeed())
+	Eventually(func() error {
+		return framework.Decide(context.Background(), k8s, ns, placement, decisionName, clusters...)
+	}, timeout, interval).Should(Succeed())
 }
 
 // worksOf lists the ManifestWorks of a PlacementManifestWork by its label, keyed by cluster.

@@ -166,29 +166,18 @@ func sameResource(a, b workv1.ResourceIdentifier) bool {
 	return a.Group == b.Group && strings.EqualFold(a.Resource, b.Resource) && a.Name == b.Name && a.Namespace == b.Namespace
 }
 
-// conditionRuleTypes returns the condition types the user's condition rules set on a manifest.
-func conditionRuleTypes(m template.Manifest, configs []workv1.ManifestConfigOption) []string {
-	var out []string
-	for _, c := range configs {
-		id := c.ResourceIdentifier
-		if id.Group != m.GVK.Group || id.Name != m.Object.GetName() || id.Namespace != m.Object.GetNamespace() {
-			continue
-		}
-		for _, r := range c.ConditionRules {
-			if r.Condition != "" {
-				out = append(out, r.Condition)
-			}
-		}
-	}
-	return out
-}
-
 // Inputs prepares, once per template, what Manifest needs of each manifest except its status and its
-// per-cluster replicas: the condition types of the user's condition rules for it.
+// per-cluster replicas and share: the condition types of the user's condition rules for it, found as the agent
+// finds them for the resource guessed from its kind (Manifest finds them again, rarely, when the agent reports
+// another resource for it).
 func Inputs(manifests []template.Manifest, userConfigs []workv1.ManifestConfigOption) []ManifestInput {
 	out := make([]ManifestInput, len(manifests))
 	for i, m := range manifests {
-		out[i] = ManifestInput{Manifest: m, ConditionRules: conditionRuleTypes(m, userConfigs)}
+		id := resourceOf(m)
+		out[i] = ManifestInput{Manifest: m, ConditionRules: conditionRuleTypes(id, m.GVK, userConfigs)}
+		if len(userConfigs) > 0 {
+			out[i].match = &ruleMatch{resource: id, gvk: m.GVK, configs: userConfigs}
+		}
 	}
 	return out
 }

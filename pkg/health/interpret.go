@@ -114,7 +114,7 @@ type ManifestInput struct {
 	Manifest template.Manifest
 	// Status is the agent's report of it; nil when the agent has not reported it.
 	Status *workv1.ManifestCondition
-	// ConditionRules are the condition types of the user's condition rules for it.
+	// ConditionRules are the condition types the agent sets on it from the user's condition rules.
 	ConditionRules []string
 	// Replicas, when set, is the manifest's .spec.replicas on this cluster (its share of a split); otherwise
 	// the manifest's own value is used.
@@ -124,6 +124,9 @@ type ManifestInput struct {
 	// cluster: the manifest is healthy once the agent reports it applied, whatever its kind's feedback says.
 	// nil when the manifest is not split.
 	Share *int64
+
+	// match, set by Inputs, finds ConditionRules again for the resource the agent reports.
+	match *ruleMatch
 }
 
 // Manifest decides the health of one manifest on one cluster.
@@ -147,8 +150,8 @@ func Manifest(in ManifestInput) Verdict {
 		}
 		return interpret(id, in.Manifest, want, own(in.Status.StatusFeedbacks.Values))
 	}
-	if len(in.ConditionRules) > 0 {
-		return byConditionRules(id, conds, in.ConditionRules)
+	if types := in.conditionRules(); len(types) > 0 {
+		return byConditionRules(id, conds, types)
 	}
 	if meta.IsStatusConditionTrue(conds, workv1.ManifestApplied) && meta.IsStatusConditionTrue(conds, workv1.ManifestAvailable) {
 		return healthy()

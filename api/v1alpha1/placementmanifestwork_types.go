@@ -304,6 +304,14 @@ type PlacementManifestWorkStatus struct {
 	// +optional
 	FailedOverClusters int32 `json:"failedOverClusters,omitempty"`
 
+	// failedOver names the clusters whose split shares are carried by others, sorted by name, with when they
+	// became unhealthy. The manager keeps failover state in memory and reads this list after a restart, so a
+	// failed-over cluster stays failed over; nothing of it is read from the ManifestWorks, which work agents
+	// may edit.
+	// +optional
+	// +listType=atomic
+	FailedOver []FailedOverCluster `json:"failedOver,omitempty"`
+
 	// leavingClusters is the number of clusters that left the decisions and whose works are kept until the
 	// joining clusters are available (make before break).
 	// +optional
@@ -414,6 +422,14 @@ type ShareCount struct {
 	Share int32 `json:"share"`
 	// clusters is how many clusters hold it.
 	Clusters int32 `json:"clusters"`
+}
+
+// FailedOverCluster is a cluster whose split shares are carried by other clusters.
+type FailedOverCluster struct {
+	// cluster is the ManagedCluster's name.
+	Cluster string `json:"cluster"`
+	// unhealthySince is when the unbroken unhealthy spell that failed it over began.
+	UnhealthySince metav1.Time `json:"unhealthySince"`
 }
 
 // ClusterShare is one cluster's share.

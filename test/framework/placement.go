@@ -13,19 +13,26 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Decide writes a Placement's decision as OCM's placement controller does: it creates the named
-// PlacementDecision if it does not exist (labelled for the Placement and its decision group 0, controlled by
-// the Placement), sets its clusters, and then writes the Placement's status: the decisions of its one group,
-// the number of clusters selected and the PlacementSatisfied condition. The manager takes a Placement's
-// decisions as its selection only once that status is written.
-//
-// Without a Placement, the decision is written alone, unowned, as a stray object would be.
+// Decide writes a Placement's decision as OCM's placement controller does: the decision (WriteDecision), then
+// the Placement's status (Placed). The manager takes a Placement's decisions as its selection only once that
+// status is written. Without a Placement, the decision is written alone, unowned, as a stray object would be.
 func Decide(ctx context.Context, c client.Client, namespace, placement, decisionName string, clusters ...string) error {
+	p, err := WriteDecision(ctx, c, namespace, placement, decisionName, clusters...)
+	if err != nil || p == nil {
+		return err
+	}
+	return Placed(ctx, c, p)
+}
+
+// WriteDecision is the first of the placement controller's two writes: it creates the named PlacementDecision
+// if it does not exist (labelled for the Placement and its decision group 0, controlled by the Placement) and
+// sets its clusters. It returns the Placement, nil when there is none.
+func WriteDecision(ctx context.Context, c client.Client, namespace, placement, decisionName string, clusters ...string) (*clusterv1beta1.Placement, error) {
 	p := &clusterv1beta1.Placement{}
 	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: placement}, p)
 	found := err == nil
 	if err != nil && !apierrors.IsNotFound(err) {
-		return err
+		return nil, err
 	}
 	d := Decision(decisionName, namespace, placement)
 	d.Labels[clusterv1beta1.DecisionGroupIndexLabel] = "0"
@@ -35,19 +42,19 @@ func Decide(ctx context.Context, c client.Client, namespace, placement, decision
 	}
 	if err := c.Create(ctx, d); apierrors.IsAlreadyExists(err) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(d), d); err != nil {
-			return err
+			return nil, err
 		}
 	} else if err != nil {
-		return err
+		return nil, err
 	}
 	SetDecisions(d, clusters...)
 	if err := c.Status().Update(ctx, d); err != nil {
-		return err
+		return nil, err
 	}
 	if !found {
-		return nil
+		return nil, nil
 	}
-	return Placed(ctx, c, p)
+	return p, nil
 }
 
 // Placed writes a Placement's status from its PlacementDecisions, as OCM's placement controller does after

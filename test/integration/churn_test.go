@@ -98,7 +98,11 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 			g.Expect(replicas(g, pmw)).To(Equal(map[string]int64{c[0]: 3, c[1]: 3}))
 		}, timeout, interval).Should(Succeed())
 
-		decide(ns, "p", "p-decision-1", c...) // three clusters decided; the status still says two
+		// Three clusters decided; the status still says two.
+		Eventually(func() error {
+			_, err := framework.WriteDecision(ctx, k8s, ns, "p", "p-decision-1", c...)
+			return err
+		}, timeout, interval).Should(Succeed())
 		Consistently(func(g Gomega) {
 			g.Expect(replicas(g, pmw)).To(HaveLen(2))
 		}, "1s", interval).Should(Succeed())

@@ -305,7 +305,7 @@ type PlacementManifestWorkStatus struct {
 	FailedOverClusters int32 `json:"failedOverClusters,omitempty"`
 
 	// failedOver names the clusters whose split shares are carried by others, sorted by name, with when they
-	// became unhealthy. The manager keeps failover state in memory and reads this list after a restart, so a
+	// were failed over. The manager keeps failover state in memory and reads this list after a restart, so a
 	// failed-over cluster stays failed over; nothing of it is read from the ManifestWorks, which work agents
 	// may edit.
 	// +optional
@@ -428,8 +428,8 @@ type ShareCount struct {
 type FailedOverCluster struct {
 	// cluster is the ManagedCluster's name.
 	Cluster string `json:"cluster"`
-	// unhealthySince is when the unbroken unhealthy spell that failed it over began.
-	UnhealthySince metav1.Time `json:"unhealthySince"`
+	// since is when it was failed over.
+	Since metav1.Time `json:"since"`
 }
 
 // ClusterShare is one cluster's share.

@@ -47,26 +47,33 @@ var root = framework.RepoRoot()
 func TestMain(m *testing.M) {
 	code := m.Run()
 	stopHub()
-	if buildDir != "" {
-		_ = os.RemoveAll(buildDir)
+	for _, dir := range []string{buildDir, auditDir} {
+		if dir != "" {
+			_ = os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }
 
 // The envtest hub, started by the first test that needs it, with the PlacementManifestWork and OCM CRDs,
-// prometheus-operator's ServiceMonitor CRD (testdata/crds) for the chart's optional ServiceMonitor, and OCM's
-// ManifestWorkReplicaSet CRD.
+// prometheus-operator's CRDs (testdata/crds) for the chart's optional monitoring objects,
+// and OCM's ManifestWorkReplicaSet CRD. Its API server also
+//   - writes an audit log (testdata/audit-policy.yaml: the metadata of every request), from which
+//     TestManagerRunsWithChartRBAC learns which requests the manager made;
+//   - enforces OwnerReferencesPermissionEnforcement, as hardened hubs do, so that an owner reference with
+//     blockOwnerDeletion needs the permission to update the owner's finalizers.
 var (
-	hubOnce sync.Once
-	hubEnv  *envtest.Environment
-	hubCfg  *rest.Config
-	hubErr  error
+	hubOnce  sync.Once
+	hubEnv   *envtest.Environment
+	hubCfg   *rest.Config
+	hubErr   error
+	auditDir string // removed by TestMain
 )
 
 func hub(t *testing.T) *rest.Config {
 	t.Helper()
 	hubOnce.Do(func() {
-		hubEnv, hubCfg, hubErr = framework.StartHub()
+		hubEnv, hubCfg, hubErr = startHub()
 		if hubErr != nil {
 			return
 		}
@@ -88,6 +95,37 @@ func hub(t *testing.T) *rest.Config {
 	}
 	return hubCfg
 }
+
+// startHub is framework.StartHub with the audit log and the admission plugin above.
+func startHub() (*envtest.Environment, *rest.Config, error) {
+	paths, err := framework.CRDPaths()
+	if err != nil {
+		return nil, nil, err
+	}
+	assets, err := framework.AssetsDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	if auditDir, err = os.MkdirTemp("", "pmw-deploy-audit-"); err != nil {
+		return nil, nil, err
+	}
+	policy, err := filepath.Abs(filepath.Join("testdata", "audit-policy.yaml"))
+	if err != nil {
+		return nil, nil, err
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: paths, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets}
+	env.ControlPlane.GetAPIServer().Configure().
+		Set("audit-policy-file", policy).
+		Set("audit-log-path", auditLogPath()).
+		Set("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting envtest: %w", err)
+	}
+	return env, cfg, nil
+}
+
+func auditLogPath() string { return filepath.Join(auditDir, "audit.log") }
 
 func stopHub() {
 	if hubEnv != nil {

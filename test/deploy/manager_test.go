@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -330,9 +331,11 @@ func deployedArgs(t *testing.T) map[string][]string {
 // TestManagerRunsWithChartRBAC runs the manager the Dockerfile's steps build, with the arguments the chart
 // renders, as the chart's ServiceAccount bound by the chart's RBAC and nothing more (impersonated on the envtest
 // hub). It must become ready, win the leader election, serve metrics, reconcile the samples of config/samples
-// (create a Placement, write a ManifestWork, update status, record events), delete its ManifestWorks with a
-// PlacementManifestWork, stop cleanly on SIGTERM, and never be refused by the API server: the least-privilege
-// rules are enough.
+// (create a Placement, write a ManifestWork, update status, record events), roll a template change out, report
+// a work name taken by a foreign ManifestWork, delete its ManifestWorks with a PlacementManifestWork, stop
+// cleanly on SIGTERM, and never be refused by the API server: the least-privilege rules are enough. Then the
+// hub's audit log must show that it used them: every request it made is one managerGrants lists, and every
+// listed request the run reaches was made, so no verb stays granted that the code does not use.
 func TestManagerRunsWithChartRBAC(t *testing.T) {
 	bin := managerBinary(t)
 	c, _ := hubClient(t)
@@ -409,6 +412,16 @@ func TestManagerRunsWithChartRBAC(t *testing.T) {
 			apply(t, c, o)
 		}
 	}
+	// A PMW whose work name is taken in the cluster by a ManifestWork it does not own: the manager must read
+	// that work from the API server, leave it alone and report the conflict.
+	taken := framework.MakePMW("taken", apps).Placement("web").Manifest(framework.ConfigMap("t", "default", nil)).Obj()
+	foreign := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: manifestwork.WorkName(manifestwork.Owner(taken))}}
+	if err := c.Create(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, taken); err != nil {
+		t.Fatal(err)
+	}
 	// A PMW whose distributionStrategy names no manifest: the manager must record a Warning event about it.
 	noMatch := framework.MakePMW("no-match", apps).Placement("web").Manifest(framework.ConfigMap("c", "default", nil)).
 		Strategy(workv1alpha1.DistributionStrategy{Name: "absent", Namespace: "default", Type: workv1alpha1.DistributionReplicate}).Obj()
@@ -416,12 +429,7 @@ func TestManagerRunsWithChartRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The split sample's Placement "web" decides the cluster, as OCM's placement controller would.
-	decision := framework.Decision("web-decision-1", apps, "web")
-	if err := c.Create(ctx, decision); err != nil {
-		t.Fatal(err)
-	}
-	framework.SetDecisions(decision, cluster)
-	if err := c.Status().Update(ctx, decision); err != nil {
+	if err := framework.Decide(ctx, c, apps, "web", "web-decision-1", cluster); err != nil {
 		t.Fatal(err)
 	}
 
@@ -446,6 +454,48 @@ func TestManagerRunsWithChartRBAC(t *testing.T) {
 			return fmt.Errorf("status %+v", pmw.Status)
 		}
 		return nil
+	})
+	eventually(t, 30*time.Second, "the conflict with the foreign ManifestWork", func() error {
+		pmw := &workv1alpha1.PlacementManifestWork{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(taken), pmw); err != nil {
+			return err
+		}
+		if cond := meta.FindStatusCondition(pmw.Status.Conditions, workv1alpha1.ConditionManifestworkApplied); cond == nil || cond.Reason != workv1alpha1.ReasonManifestWorkConflict {
+			return fmt.Errorf("conditions %+v", pmw.Status.Conditions)
+		}
+		return nil
+	})
+	// A template change rewrites the work.
+	web := &workv1alpha1.PlacementManifestWork{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: apps, Name: "web"}, web); err != nil {
+		t.Fatal(err)
+	}
+	changed := false
+	for i, m := range web.Spec.ManifestWorkTemplate.Workload.Manifests {
+		if raw := bytes.Replace(m.Raw, []byte(`"mode":"split"`), []byte(`"mode":"split-v2"`), 1); !bytes.Equal(raw, m.Raw) {
+			web.Spec.ManifestWorkTemplate.Workload.Manifests[i].Raw, changed = raw, true
+		}
+	}
+	if !changed {
+		t.Fatal(`the split sample has no ConfigMap with mode: split to change`)
+	}
+	if err := c.Update(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the ManifestWork of the changed template", func() error {
+		works := &workv1.ManifestWorkList{}
+		if err := c.List(ctx, works, client.InNamespace(cluster), webWorks); err != nil {
+			return err
+		}
+		if len(works.Items) != 1 {
+			return fmt.Errorf("%d ManifestWorks", len(works.Items))
+		}
+		for _, m := range works.Items[0].Spec.Workload.Manifests {
+			if bytes.Contains(m.Raw, []byte(`"mode":"split-v2"`)) {
+				return nil
+			}
+		}
+		return fmt.Errorf("the ManifestWork does not carry the new template yet")
 	})
 	eventually(t, 30*time.Second, "the Placement the replicate sample gets", func() error {
 		return c.Get(ctx, client.ObjectKey{Namespace: apps, Name: "hello"}, &clusterv1beta1.Placement{})
@@ -502,6 +552,28 @@ func TestManagerRunsWithChartRBAC(t *testing.T) {
 		if strings.Contains(strings.ToLower(line), "forbidden") {
 			t.Errorf("the API server refused the manager something its RBAC should allow: %s", line)
 		}
+	}
+
+	// What the manager asked the API server for, from the audit log.
+	requests := auditedRequests(t, "system:serviceaccount:"+ns+":"+d.Spec.Template.Spec.ServiceAccountName)
+	for _, key := range slices.Sorted(maps.Keys(requests)) {
+		if _, ok := managerGrants[key]; !ok {
+			t.Errorf("the manager requested %s (%d times), which managerGrants does not list: grant it with a marker and list it", key, len(requests[key]))
+		}
+		for _, code := range requests[key] {
+			if code == http.StatusForbidden {
+				t.Errorf("the API server refused the manager %s", key)
+				break
+			}
+		}
+	}
+	for key, g := range managerGrants {
+		if g.proof == requested && len(requests[key]) == 0 {
+			t.Errorf("the manager never requested %s (%s): if the code no longer does, drop the verb from the RBAC and from managerGrants", key, g.use)
+		}
+	}
+	if t.Failed() {
+		t.Logf("the manager's requests: %v", slices.Sorted(maps.Keys(requests)))
 	}
 }
 

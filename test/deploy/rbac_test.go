@@ -2,6 +2,8 @@ package deploy
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -257,4 +259,139 @@ func kustomizeOrNil(t *testing.T, dir string) []*unstructured.Unstructured {
 		return nil
 	}
 	return kustomize(t, dir)
+}
+
+// proof is how TestManagerRunsWithChartRBAC shows that the manager needs a permission.
+type proof int
+
+const (
+	// requested: its run makes the request; the API server's audit log must show it.
+	requested proof = iota
+	// admitted: not a request of its own; an admission plugin of the test hub checks it on another request of
+	// the run, which would be refused without it.
+	admitted
+	// unreached: the run does not reach the code that makes the request; the use says why.
+	unreached
+)
+
+// grant is one permission the manager's RBAC grants and the code that uses it.
+type grant struct {
+	proof proof
+	use   string
+}
+
+// managerGrants lists every permission of the manager's RBAC (the ClusterRole of the +kubebuilder:rbac markers
+// and the leader election Role) with the code that needs it. Keep it in step with the code:
+// TestRBACGrantsOnlyWhatIsListed fails when the RBAC grants anything not listed here, and
+// TestManagerRunsWithChartRBAC when the manager makes a request not listed here or does not make a listed
+// request it should have made (proof requested), so a verb the code no longer uses cannot stay granted
+// unnoticed.
+var managerGrants = map[string]grant{
+	"work.open-cluster-management.io|placementmanifestworks|list":              {unreached, listFallback},
+	"work.open-cluster-management.io|placementmanifestworks|watch":             {requested, "the cache's informer"},
+	"work.open-cluster-management.io|placementmanifestworks|patch":             {requested, "adding and removing the finalizer (a merge patch)"},
+	"work.open-cluster-management.io|placementmanifestworks|get":               {unreached, "retryStatus reads the PMW from the API server (APIReader) when a status update conflicts; the run has no conflict (test/faults forces one)"},
+	"work.open-cluster-management.io|placementmanifestworks/status|update":     {requested, "the status write (Status().Update, guarded by the resourceVersion)"},
+	"work.open-cluster-management.io|placementmanifestworks/finalizers|update": {admitted, "createPlacement makes the PMW the default Placement's controller with blockOwnerDeletion, which OwnerReferencesPermissionEnforcement allows only with this"},
+	"work.open-cluster-management.io|manifestworks|list":                       {unreached, listFallback},
+	"work.open-cluster-management.io|manifestworks|watch":                      {requested, "the cache's informer (works with the owner label)"},
+	"work.open-cluster-management.io|manifestworks|create":                     {requested, "a decided cluster's new work"},
+	"work.open-cluster-management.io|manifestworks|update":                     {requested, "a template change (manifestwork.Merge, guarded by the resourceVersion)"},
+	"work.open-cluster-management.io|manifestworks|delete":                     {requested, "a cluster that leaves, or the PMW's deletion (with a UID precondition)"},
+	"work.open-cluster-management.io|manifestworks|get":                        {requested, "adopt: a create found the name taken, so the work is read from the API server (APIReader) to tell its own from a foreign one"},
+	"cluster.open-cluster-management.io|placements|list":                       {unreached, listFallback},
+	"cluster.open-cluster-management.io|placements|watch":                      {requested, "the cache's informer"},
+	"cluster.open-cluster-management.io|placements|create":                     {requested, "createPlacement: the Placement of a PMW without placementRef"},
+	"cluster.open-cluster-management.io|placementdecisions|list":               {unreached, listFallback},
+	"cluster.open-cluster-management.io|placementdecisions|watch":              {requested, "the cache's informer"},
+	"cluster.open-cluster-management.io|managedclusters|list":                  {unreached, listFallback},
+	"cluster.open-cluster-management.io|managedclusters|watch":                 {requested, "the cache's informer"},
+	"cluster.open-cluster-management.io|addonplacementscores|list":             {unreached, listFallback},
+	"cluster.open-cluster-management.io|addonplacementscores|watch":            {requested, "the cache's informer"},
+	"events.k8s.io|events|create":                                              {requested, "the manager's events on PMWs (client-go tools/events)"},
+	"events.k8s.io|events|patch":                                               {unreached, "the same event again within its series window is patched (client-go tools/events); the run records each event once"},
+	"coordination.k8s.io|leases|get":                                           {requested, "leader election (client-go LeaseLock)"},
+	"coordination.k8s.io|leases|create":                                        {requested, "leader election (client-go LeaseLock)"},
+	"coordination.k8s.io|leases|update":                                        {requested, "leader election: renewing and, on SIGTERM, releasing the Lease"},
+	"|events|create":                                                           {requested, "leader election's event on the Lease (\"... became leader\", client-go tools/record)"},
+	"|events|patch":                                                            {unreached, "leader election's event repeated is patched (client-go tools/record); the run is elected once"},
+}
+
+// listFallback is why the run makes no list request: client-go's informers stream their initial list over the
+// watch (WatchListClient) from API servers that support it, such as envtest's; against older ones, or with
+// the feature off, they list.
+const listFallback = "the cache's informer, when the API server cannot stream the initial list over the watch"
+
+// TestRBACGrantsOnlyWhatIsListed fails when the manager's RBAC (markers and leader election Role) and
+// managerGrants differ: a new or widened marker needs a line there saying what uses it.
+func TestRBACGrantsOnlyWhatIsListed(t *testing.T) {
+	set := map[string]bool{}
+	for _, p := range markerPermissions(t) {
+		set[p] = true
+	}
+	for _, p := range permissions(rulesOf(t, roleFile(t, "config/rbac/leader_election_role.yaml"))) {
+		set[p] = true
+	}
+	for _, p := range sortedKeys(set) {
+		if _, ok := managerGrants[p]; !ok {
+			t.Errorf("the manager's RBAC grants %s, which managerGrants does not list: name the code that uses it there, or drop it from the +kubebuilder:rbac markers (config/rbac/leader_election_role.yaml for leader election)", p)
+		}
+	}
+	for p := range managerGrants {
+		if !set[p] {
+			t.Errorf("managerGrants lists %s, which the manager's RBAC does not grant", p)
+		}
+	}
+}
+
+// auditEvent is what test/deploy reads of an audit.k8s.io/v1 Event.
+type auditEvent struct {
+	Verb             string `json:"verb"`
+	RequestURI       string `json:"requestURI"`
+	ImpersonatedUser *struct {
+		Username string `json:"username"`
+	} `json:"impersonatedUser"`
+	ObjectRef *struct {
+		APIGroup    string `json:"apiGroup"`
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+	} `json:"objectRef"`
+	ResponseStatus *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+}
+
+// auditedRequests reads the hub's audit log and returns the requests user made while impersonated (the
+// manager of TestManagerRunsWithChartRBAC), as "group|resource[/subresource]|verb" with the HTTP codes of the
+// answers; requests without an object (discovery) are left out.
+func auditedRequests(t *testing.T, user string) map[string][]int {
+	t.Helper()
+	data, err := os.ReadFile(auditLogPath())
+	if err != nil {
+		t.Fatalf("reading the hub's audit log: %v", err)
+	}
+	out := map[string][]int{}
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var e auditEvent
+		if err := json.Unmarshal(line, &e); err != nil {
+			t.Fatalf("decoding the audit log: %v\n%s", err, line)
+		}
+		if e.ImpersonatedUser == nil || e.ImpersonatedUser.Username != user || e.ObjectRef == nil {
+			continue
+		}
+		resource := e.ObjectRef.Resource
+		if e.ObjectRef.Subresource != "" {
+			resource += "/" + e.ObjectRef.Subresource
+		}
+		code := 0
+		if e.ResponseStatus != nil {
+			code = e.ResponseStatus.Code
+		}
+		key := e.ObjectRef.APIGroup + "|" + resource + "|" + e.Verb
+		out[key] = append(out[key], code)
+	}
+	return out
 }

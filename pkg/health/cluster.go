@@ -14,7 +14,9 @@ type ClusterInput struct {
 	Work *workv1.ManifestWork
 	// Unavailable, when not empty, says why the ManagedCluster is not available.
 	Unavailable string
-	// Manifests are the template's manifests with, per index, what to interpret them by on this cluster.
+	// Manifests are, per index, the manifests of the work and what to interpret them by on this cluster: the
+	// template's (Inputs) when the work carries the current template, else the work's own (WorkManifests).
+	// The agent's report of the manifest at ordinal i is matched to Manifests[i].
 	Manifests []ManifestInput
 }
 

@@ -1,6 +1,13 @@
 // Package health decides whether a manifest, and so a cluster, is healthy from what OCM's work agent reports:
 // the status feedback the manager asks for on the kinds people deploy most, the conditions of the user's own
-// condition rules, or else the agent's Applied and Available conditions.
+// condition rules (matched to manifests as the agent matches them), or else the agent's Applied and Available
+// conditions.
+//
+// It never says Healthy when the pods asked for do not run: a count the agent does not report is 0 (Kubernetes
+// omits zero counts, the agent reports nothing for a missing path), only a missing generation/observedGeneration
+// pair means "waiting for feedback", a split manifest is judged against this cluster's share (a share of 0 asks
+// nothing), a cluster held on an earlier template is judged against the manifests its work carries
+// (WorkManifests), and a work being deleted is never available.
 package health
 
 import (
@@ -17,7 +24,7 @@ import (
 // names of the user's own feedback rules.
 const FeedbackPrefix = "pmw."
 
-// Names of the feedback values, without FeedbackPrefix. They are the field names of the kinds' status.
+// Names of the feedback values, without FeedbackPrefix. Most are the field names of the kinds' status.
 const (
 	Generation             = "generation"
 	ObservedGeneration     = "observedGeneration"
@@ -41,6 +48,10 @@ const (
 	Ready                  = "ready"
 	IngressIP              = "ingressIP"
 	IngressHostname        = "ingressHostname"
+	// SpecReplicas and ServiceType are of the spec: they let a cluster that a rollout holds on an earlier
+	// template be judged from its work's report alone (see WorkManifests).
+	SpecReplicas = "specReplicas"
+	ServiceType  = "serviceType"
 )
 
 type kindRule struct {
@@ -65,6 +76,7 @@ var generations = []workv1.JsonPath{
 // object, so generation and observedGeneration can be compared.
 var rules = map[schema.GroupKind]kindRule{
 	{Group: "apps", Kind: "Deployment"}: {resource: "deployments", paths: append([]workv1.JsonPath{
+		path(SpecReplicas, ".spec.replicas"),
 		path(Replicas, ".status.replicas"),
 		path(ReadyReplicas, ".status.readyReplicas"),
 		path(AvailableReplicas, ".status.availableReplicas"),
@@ -74,12 +86,14 @@ var rules = map[schema.GroupKind]kindRule{
 		path(ReplicaFailureMessage, conditionField("ReplicaFailure", "message")),
 	}, generations...)},
 	{Group: "apps", Kind: "StatefulSet"}: {resource: "statefulsets", paths: append([]workv1.JsonPath{
+		path(SpecReplicas, ".spec.replicas"),
 		path(Replicas, ".status.replicas"),
 		path(ReadyReplicas, ".status.readyReplicas"),
 		path(AvailableReplicas, ".status.availableReplicas"),
 		path(UpdatedReplicas, ".status.updatedReplicas"),
 	}, generations...)},
 	{Group: "apps", Kind: "ReplicaSet"}: {resource: "replicasets", paths: append([]workv1.JsonPath{
+		path(SpecReplicas, ".spec.replicas"),
 		path(Replicas, ".status.replicas"),
 		path(ReadyReplicas, ".status.readyReplicas"),
 		path(AvailableReplicas, ".status.availableReplicas"),
@@ -109,6 +123,7 @@ var rules = map[schema.GroupKind]kindRule{
 	{Group: "", Kind: "Service"}: {resource: "services", paths: []workv1.JsonPath{
 		path(IngressIP, ".status.loadBalancer.ingress[0].ip"),
 		path(IngressHostname, ".status.loadBalancer.ingress[0].hostname"),
+		path(ServiceType, ".spec.type"),
 	}},
 }
 
@@ -164,20 +179,4 @@ func ManifestConfigs(manifests []template.Manifest, user []workv1.ManifestConfig
 
 func sameResource(a, b workv1.ResourceIdentifier) bool {
 	return a.Group == b.Group && strings.EqualFold(a.Resource, b.Resource) && a.Name == b.Name && a.Namespace == b.Namespace
-}
-
-// Inputs prepares, once per template, what Manifest needs of each manifest except its status and its
-// per-cluster replicas and share: the condition types of the user's condition rules for it, found as the agent
-// finds them for the resource guessed from its kind (Manifest finds them again, rarely, when the agent reports
-// another resource for it).
-func Inputs(manifests []template.Manifest, userConfigs []workv1.ManifestConfigOption) []ManifestInput {
-	out := make([]ManifestInput, len(manifests))
-	for i, m := range manifests {
-		id := resourceOf(m)
-		out[i] = ManifestInput{Manifest: m, ConditionRules: conditionRuleTypes(id, m.GVK, userConfigs)}
-		if len(userConfigs) > 0 {
-			out[i].match = &ruleMatch{resource: id, gvk: m.GVK, configs: userConfigs}
-		}
-	}
-	return out
 }

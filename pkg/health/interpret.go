@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
@@ -125,6 +126,11 @@ type ManifestInput struct {
 	// nil when the manifest is not split.
 	Share *int64
 
+	// FromWork is true for a manifest known only from the agent's report of the work (WorkManifests), not from a
+	// template: Manifest holds only its group, version, kind, name and namespace, so the replicas it asks for are
+	// its .spec.replicas as reported (SpecReplicas feedback), and a Service's type is its ServiceType feedback.
+	FromWork bool
+
 	// match, set by Inputs, finds ConditionRules again for the resource the agent reports.
 	match *ruleMatch
 }
@@ -143,12 +149,10 @@ func Manifest(in ManifestInput) Verdict {
 		// Nothing is asked of this cluster: a Job with parallelism 0 never completes, and that is fine here.
 		return healthy()
 	}
-	if Interpreted(in.Manifest) {
-		want := desiredReplicas(in.Manifest)
-		if in.Replicas != nil {
-			want = *in.Replicas
+	if _, ok := rules[in.Manifest.GVK.GroupKind()]; ok {
+		if f := own(in.Status.StatusFeedbacks.Values); in.interpreted(f) {
+			return interpret(id, in, f)
 		}
-		return interpret(id, in.Manifest, want, own(in.Status.StatusFeedbacks.Values))
 	}
 	if types := in.conditionRules(); len(types) > 0 {
 		return byConditionRules(id, conds, types)
@@ -189,9 +193,43 @@ func desiredReplicas(m template.Manifest) int64 {
 	return 1
 }
 
-func interpret(id string, m template.Manifest, want int64, f Feedback) Verdict {
+// interpreted reports whether the manager judges the manifest by its own feedback. A manifest known only from
+// the work's report has no spec to read a Service's type from: its Service rule asks for .spec.type, which the
+// manager asks for only on LoadBalancer Services, so a Service that reports LoadBalancer is judged by its
+// ingress and any other by the agent's Applied and Available conditions. (A LoadBalancer Service whose work
+// was written before the manager asked for .spec.type, and that has no ingress yet, is judged by those too.)
+func (in ManifestInput) interpreted(f Feedback) bool {
+	if !in.FromWork {
+		return Interpreted(in.Manifest)
+	}
+	if in.Manifest.GVK.GroupKind() == (schema.GroupKind{Kind: "Service"}) {
+		return f.str(ServiceType) == "LoadBalancer"
+	}
+	_, ok := rules[in.Manifest.GVK.GroupKind()]
+	return ok
+}
+
+// wantReplicas is how many replicas the manifest asks for on this cluster: Replicas when set; for a manifest
+// known only from the work, its .spec.replicas as the agent reports it (ok is false until it does); else the
+// manifest's own.
+func (in ManifestInput) wantReplicas(f Feedback) (want int64, ok bool) {
+	switch {
+	case in.Replicas != nil:
+		return *in.Replicas, true
+	case in.FromWork:
+		return f.integer(SpecReplicas)
+	}
+	return desiredReplicas(in.Manifest), true
+}
+
+func interpret(id string, in ManifestInput, f Feedback) Verdict {
+	m := in.Manifest
 	switch m.GVK.Kind {
 	case "Deployment", "StatefulSet", "ReplicaSet":
+		want, ok := in.wantReplicas(f)
+		if !ok {
+			return progressing(ReasonWaitingForFeedback, "%s: waiting for status feedback (.spec.replicas)", id)
+		}
 		return replicated(id, m, want, f)
 	case "DaemonSet":
 		return daemonSet(id, f)

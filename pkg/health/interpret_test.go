@@ -295,13 +295,17 @@ func TestDeploymentReplicaFailure(t *testing.T) {
 	}
 }
 
-// with is base with the key-value pairs kv set.
+// with is base with the key-value pairs kv set; a nil value removes the key.
 func with(base map[string]any, kv ...any) map[string]any {
 	out := make(map[string]any, len(base)+len(kv)/2)
 	for k, v := range base {
 		out[k] = v
 	}
 	for i := 0; i < len(kv); i += 2 {
+		if kv[i+1] == nil {
+			delete(out, kv[i].(string))
+			continue
+		}
 		out[kv[i].(string)] = kv[i+1]
 	}
 	return out

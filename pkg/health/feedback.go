@@ -11,7 +11,7 @@
 package health
 
 import (
-	"strings"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -138,19 +138,14 @@ func Interpreted(m template.Manifest) bool {
 	return ok
 }
 
-// identifier is the manifestConfigs resource identifier of a manifest of an interpreted kind.
-func identifier(m template.Manifest) workv1.ResourceIdentifier {
-	return workv1.ResourceIdentifier{
-		Group:     m.GVK.Group,
-		Resource:  rules[m.GVK.GroupKind()].resource,
-		Name:      m.Object.GetName(),
-		Namespace: m.Object.GetNamespace(),
-	}
-}
-
-// ManifestConfigs returns the user's manifestConfigs with the feedback rules the manager needs added: to the
-// user's entry for the same resource when there is one, keeping all of the user's rules, otherwise as a new
-// entry. The user's slice is not modified.
+// ManifestConfigs returns the user's manifestConfigs with the feedback rules the manager needs added, so that
+// the agent, which takes the feedback rules of the first entry that matches a resource and has any (see
+// match.go), finds the user's rules for the manifest followed by the manager's. The rule goes to the entry the
+// agent would pick when it is the user's entry for exactly that resource; when a wildcard entry would be
+// picked, a new entry for the resource, with that entry's rules and the manager's, goes before it; otherwise
+// the rule goes to the user's entry for exactly that resource, or to a new entry at the end. What else the
+// agent takes from the user's entries (condition rules, update strategy, scrape type) stays as it was. The
+// user's slice is not modified.
 func ManifestConfigs(manifests []template.Manifest, user []workv1.ManifestConfigOption) []workv1.ManifestConfigOption {
 	out := make([]workv1.ManifestConfigOption, 0, len(user)+len(manifests))
 	for i := range user {
@@ -160,23 +155,51 @@ func ManifestConfigs(manifests []template.Manifest, user []workv1.ManifestConfig
 		if !Interpreted(m) {
 			continue
 		}
-		id := identifier(m)
 		rule := workv1.FeedbackRule{Type: workv1.JSONPathsType, JsonPaths: rules[m.GVK.GroupKind()].paths}
-		merged := false
-		for i := range out {
-			if sameResource(out[i].ResourceIdentifier, id) {
-				out[i].FeedbackRules = append(out[i].FeedbackRules, rule)
-				merged = true
-				break
-			}
-		}
-		if !merged {
-			out = append(out, workv1.ManifestConfigOption{ResourceIdentifier: id, FeedbackRules: []workv1.FeedbackRule{rule}})
-		}
+		out = withFeedbackRule(out, resourceOf(m), rule)
 	}
 	return out
 }
 
-func sameResource(a, b workv1.ResourceIdentifier) bool {
-	return a.Group == b.Group && strings.EqualFold(a.Resource, b.Resource) && a.Name == b.Name && a.Namespace == b.Namespace
+func withFeedbackRule(out []workv1.ManifestConfigOption, id workv1.ResourceIdentifier, rule workv1.FeedbackRule) []workv1.ManifestConfigOption {
+	picked, exact, last := -1, -1, -1 // the entry the agent takes feedback rules from, the first exact one, the last match
+	for i := range out {
+		if !matches(out[i].ResourceIdentifier, id) {
+			continue
+		}
+		last = i
+		if exact < 0 && out[i].ResourceIdentifier == id {
+			exact = i
+		}
+		if picked < 0 && len(out[i].FeedbackRules) > 0 {
+			picked = i
+		}
+	}
+	switch {
+	case picked >= 0 && picked == exact, picked < 0 && exact >= 0:
+		out[exact].FeedbackRules = append(out[exact].FeedbackRules, rule)
+	case picked < 0:
+		// The agent takes the scrape type of the last matching entry: keep it.
+		entry := workv1.ManifestConfigOption{ResourceIdentifier: id, FeedbackRules: []workv1.FeedbackRule{rule}}
+		if last >= 0 {
+			entry.FeedbackScrapeType = out[last].FeedbackScrapeType
+		}
+		out = append(out, entry)
+	default: // a wildcard entry would be picked
+		rules := append(deepCopyRules(out[picked].FeedbackRules), rule)
+		if exact >= 0 && exact < picked {
+			out[exact].FeedbackRules = rules
+			break
+		}
+		out = slices.Insert(out, picked, workv1.ManifestConfigOption{ResourceIdentifier: id, FeedbackRules: rules})
+	}
+	return out
+}
+
+func deepCopyRules(in []workv1.FeedbackRule) []workv1.FeedbackRule {
+	out := make([]workv1.FeedbackRule, len(in), len(in)+1)
+	for i := range in {
+		in[i].DeepCopyInto(&out[i])
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
@@ -147,5 +148,90 @@ func TestWildcardMatch(t *testing.T) {
 				t.Errorf("wildcardMatch(%q, %q) = %v, the agent says %v", v, p, got, want)
 			}
 		}
+	}
+}
+
+// agentView is the manifestConfigs entry OCM's agent makes of configs for a resource (ocm v1.2.0
+// FindManifestConfiguration): the first matching entry's feedback rules, condition rules and update strategy
+// that has any, and the last matching entry's feedback scrape type.
+func agentView(configs []workv1.ManifestConfigOption, id workv1.ResourceIdentifier) workv1.ManifestConfigOption {
+	out := workv1.ManifestConfigOption{ResourceIdentifier: id}
+	for _, c := range configs {
+		if !matches(c.ResourceIdentifier, id) {
+			continue
+		}
+		if len(out.FeedbackRules) == 0 {
+			out.FeedbackRules = c.FeedbackRules
+		}
+		if len(out.ConditionRules) == 0 {
+			out.ConditionRules = c.ConditionRules
+		}
+		if out.UpdateStrategy == nil {
+			out.UpdateStrategy = c.UpdateStrategy
+		}
+		out.FeedbackScrapeType = c.FeedbackScrapeType
+	}
+	return out
+}
+
+// TestManifestConfigsAsTheAgentSees: whatever the user's manifestConfigs, the agent finds the manager's
+// feedback rule for each interpreted manifest, after the user's own feedback rules for it, and everything else
+// the user configured for it is as the user wrote it.
+func TestManifestConfigsAsTheAgentSees(t *testing.T) {
+	web := workv1.ResourceIdentifier{Group: "apps", Resource: "deployments", Namespace: "default", Name: "web"}
+	ours := workv1.FeedbackRule{Type: workv1.JSONPathsType, JsonPaths: rules[schema.GroupKind{Group: "apps", Kind: "Deployment"}].paths}
+	wellKnown := workv1.FeedbackRule{Type: workv1.WellKnownStatusType}
+	ssa := &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply}
+	ready := []workv1.ConditionRule{{Condition: "Ready", Type: workv1.CelConditionExpressionsType, CelExpressions: []string{"true"}}}
+	entry := func(namespace, name string, mutate func(*workv1.ManifestConfigOption)) workv1.ManifestConfigOption {
+		o := workv1.ManifestConfigOption{ResourceIdentifier: workv1.ResourceIdentifier{Group: "apps", Resource: "deployments", Namespace: namespace, Name: name}}
+		if mutate != nil {
+			mutate(&o)
+		}
+		return o
+	}
+	withFeedback := func(o *workv1.ManifestConfigOption) { o.FeedbackRules = []workv1.FeedbackRule{wellKnown} }
+	cases := map[string]struct {
+		user []workv1.ManifestConfigOption
+		want workv1.ManifestConfigOption
+	}{
+		"no user entry": {
+			want: workv1.ManifestConfigOption{ResourceIdentifier: web, FeedbackRules: []workv1.FeedbackRule{ours}},
+		},
+		"the user's entry for the deployment": {
+			user: []workv1.ManifestConfigOption{entry("default", "web", func(o *workv1.ManifestConfigOption) { withFeedback(o); o.UpdateStrategy = ssa })},
+			want: workv1.ManifestConfigOption{ResourceIdentifier: web, FeedbackRules: []workv1.FeedbackRule{wellKnown, ours}, UpdateStrategy: ssa},
+		},
+		"a wildcard entry with feedback rules first": {
+			user: []workv1.ManifestConfigOption{entry("*", "*", withFeedback), entry("default", "web", func(o *workv1.ManifestConfigOption) { o.ConditionRules = ready })},
+			want: workv1.ManifestConfigOption{ResourceIdentifier: web, FeedbackRules: []workv1.FeedbackRule{wellKnown, ours}, ConditionRules: ready},
+		},
+		"an exact entry without feedback rules before a wildcard with some": {
+			user: []workv1.ManifestConfigOption{entry("default", "web", func(o *workv1.ManifestConfigOption) { o.UpdateStrategy = ssa }), entry("default", "w*", withFeedback)},
+			want: workv1.ManifestConfigOption{ResourceIdentifier: web, FeedbackRules: []workv1.FeedbackRule{wellKnown, ours}, UpdateStrategy: ssa},
+		},
+		"a wildcard entry that watches instead of polling": {
+			user: []workv1.ManifestConfigOption{entry("*", "*", func(o *workv1.ManifestConfigOption) { o.FeedbackScrapeType = workv1.FeedbackWatchType })},
+			want: workv1.ManifestConfigOption{ResourceIdentifier: web, FeedbackRules: []workv1.FeedbackRule{ours}, FeedbackScrapeType: workv1.FeedbackWatchType},
+		},
+		"an entry whose resource is spelled in another case is not the deployment's": {
+			user: []workv1.ManifestConfigOption{{ResourceIdentifier: workv1.ResourceIdentifier{Group: "apps", Resource: "Deployments", Namespace: "default", Name: "web"}, FeedbackRules: []workv1.FeedbackRule{wellKnown}}},
+			want: workv1.ManifestConfigOption{ResourceIdentifier: web, FeedbackRules: []workv1.FeedbackRule{ours}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var before []workv1.ManifestConfigOption
+			for i := range tc.user {
+				before = append(before, *tc.user[i].DeepCopy())
+			}
+			got := ManifestConfigs([]template.Manifest{parse(t, deploymentJSON)}, tc.user)
+			if diff := cmp.Diff(tc.want, agentView(got, web)); diff != "" {
+				t.Errorf("what the agent sees (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(before, tc.user); diff != "" {
+				t.Errorf("ManifestConfigs modified the user's entries (-before +after):\n%s", diff)
+			}
+		})
 	}
 }

@@ -118,11 +118,12 @@ type ManifestInput struct {
 	// ConditionRules are the condition types the agent sets on it from the user's condition rules.
 	ConditionRules []string
 	// Replicas, when set, is the manifest's .spec.replicas on this cluster (its share of a split); otherwise
-	// the manifest's own value is used.
+	// the manifest's own value is used (for a FromWork manifest, its reported .spec.replicas).
 	Replicas *int64
 	// Share, when the manifest is split, is the value this cluster's work carries at the manifest's split field
 	// (whatever that field is: .spec.replicas, .spec.parallelism, ...). 0 means nothing is asked of this
-	// cluster: the manifest is healthy once the agent reports it applied, whatever its kind's feedback says.
+	// cluster: the manifest is healthy once the agent reports it and not as failed to apply, whatever its
+	// kind's feedback says.
 	// nil when the manifest is not split.
 	Share *int64
 

@@ -120,7 +120,7 @@ func TestHelmTemplateCustomValues(t *testing.T) {
 	objs := render(t, "custom", ns, "--values", customValues)
 
 	if got, want := kinds(objs), []string{"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Deployment",
-		"Service", "ServiceAccount", "ServiceMonitor"}; !slices.Equal(got, want) {
+		"PrometheusRule", "Service", "ServiceAccount", "ServiceMonitor"}; !slices.Equal(got, want) {
 		t.Errorf("rendered kinds %v, want %v (no leader election Role, no PodDisruptionBudget)", got, want)
 	}
 
@@ -178,6 +178,12 @@ func TestHelmTemplateCustomValues(t *testing.T) {
 	if len(endpoints) != 1 || endpoints[0].(map[string]any)["port"] != svc.Spec.Ports[0].Name || endpoints[0].(map[string]any)["interval"] != "15s" {
 		t.Errorf("ServiceMonitor endpoints %v, want the Service's port %s every 15s", endpoints, svc.Spec.Ports[0].Name)
 	}
+	checkHonorLabels(t, "the chart with custom values", sm)
+	rule := one(t, objs, "PrometheusRule")
+	if rule.GetLabels()["release"] != "kube-prometheus-stack" || rule.GetAnnotations()["example.com/owner"] != "platform" {
+		t.Errorf("PrometheusRule labels %v, annotations %v: not the values'", rule.GetLabels(), rule.GetAnnotations())
+	}
+	checkAlerts(t, "the chart with custom values", rule, false)
 	if svc.Spec.Ports[0].Port != 9090 {
 		t.Errorf("metrics Service port %d, want 9090", svc.Spec.Ports[0].Port)
 	}

@@ -128,6 +128,11 @@ func TestDocsExamplesApply(t *testing.T) {
 					continue
 				}
 				t.Run(name+"/"+o.GetKind()+"/"+o.GetName(), func(t *testing.T) {
+					if ns := o.GetNamespace(); ns != "" {
+						// The example's namespace, for real: a dry run does not create it.
+						ensureNamespaces(t, c, []*unstructured.Unstructured{{Object: map[string]any{
+							"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}})
+					}
 					dryRunApply(t, c, w, []*unstructured.Unstructured{o})
 				})
 				applied++

@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/util/retry"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -466,20 +467,23 @@ func TestManagerRunsWithChartRBAC(t *testing.T) {
 		return nil
 	})
 	// A template change rewrites the work.
-	web := &workv1alpha1.PlacementManifestWork{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: apps, Name: "web"}, web); err != nil {
-		t.Fatal(err)
-	}
-	changed := false
-	for i, m := range web.Spec.ManifestWorkTemplate.Workload.Manifests {
-		if raw := bytes.Replace(m.Raw, []byte(`"mode":"split"`), []byte(`"mode":"split-v2"`), 1); !bytes.Equal(raw, m.Raw) {
-			web.Spec.ManifestWorkTemplate.Workload.Manifests[i].Raw, changed = raw, true
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		web := &workv1alpha1.PlacementManifestWork{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: apps, Name: "web"}, web); err != nil {
+			return err
 		}
-	}
-	if !changed {
-		t.Fatal(`the split sample has no ConfigMap with mode: split to change`)
-	}
-	if err := c.Update(ctx, web); err != nil {
+		changed := false
+		for i, m := range web.Spec.ManifestWorkTemplate.Workload.Manifests {
+			if raw := bytes.Replace(m.Raw, []byte(`"mode":"split"`), []byte(`"mode":"split-v2"`), 1); !bytes.Equal(raw, m.Raw) {
+				web.Spec.ManifestWorkTemplate.Workload.Manifests[i].Raw, changed = raw, true
+			}
+		}
+		if !changed {
+			return fmt.Errorf(`the split sample has no ConfigMap with mode: split to change`)
+		}
+		return c.Update(ctx, web)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "the ManifestWork of the changed template", func() error {
@@ -515,6 +519,16 @@ func TestManagerRunsWithChartRBAC(t *testing.T) {
 	eventually(t, 10*time.Second, "the reconcile metrics", func() error {
 		return httpGet(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort), `controller_runtime_reconcile_total{controller="placementmanifestwork"`)
 	})
+	// The series the alerts select (TestMonitoring): the leader's status, and the PMW metrics under the PMW's
+	// own namespace label, which the ServiceMonitors keep (honorLabels).
+	for _, series := range []string{
+		fmt.Sprintf(`leader_election_master_status{name=%q} 1`, leaderElectionID(t)),
+		fmt.Sprintf(`placementmanifestwork_clusters{health="degraded",name="web",namespace=%q}`, apps),
+	} {
+		eventually(t, 10*time.Second, series, func() error {
+			return httpGet(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort), series)
+		})
+	}
 
 	// Deleting a PlacementManifestWork deletes its ManifestWorks, then its finalizer goes.
 	if err := c.Delete(ctx, &workv1alpha1.PlacementManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: apps, Name: "web"}}); err != nil {

@@ -68,6 +68,8 @@ type PlacementManifestWorkReconciler struct {
 	expectations writeExpectations
 	leavingSince leavingClock
 	unsettled    firstSeen
+	failovers    failoverMemory
+	shares       sharesMemory
 }
 
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=placementmanifestworks,verbs=get;list;watch;patch
@@ -132,23 +134,36 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 		return ctrl.Result{}, err
 	}
 	if obs.decided() && obs.invalid == nil {
+		configs := health.ManifestConfigs(obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
+		if obs.templateHash, err = manifestwork.TemplateHash(pmw, configs); err != nil {
+			return ctrl.Result{}, err
+		}
 		obs.current = clusterHealth(pmw, obs)
 		var failoverRecheck time.Duration
-		obs.failover, failoverRecheck = failoverDecisions(pmw, obs, obs.current, r.now())
-		input, expiry, err := r.planInput(ctx, pmw, obs.clusters, obs.shares)
+		if policy, ok := failoverPolicy(pmw); ok {
+			obs.failoverEvaluated = true
+			obs.failoverStates, obs.failedOver, failoverRecheck = failoverStates(policy, obs.clusters, obs.current, r.failovers.get(req.NamespacedName, &pmw.Status), r.now())
+			r.failovers.set(req.NamespacedName, obs.failoverStates)
+		}
+		previous, trusted := r.shares.get(req.NamespacedName)
+		if !trusted {
+			previous = obs.shares // verified against the status below
+		}
+		input, expiry, err := r.planInput(ctx, pmw, obs.clusters, previous)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		for cluster, d := range obs.failover {
-			if d.FailedOver {
-				if input.FailedOver == nil {
-					input.FailedOver = map[string]bool{}
-				}
-				input.FailedOver[cluster] = true
-			}
+		if len(obs.failedOver) > 0 {
+			input.FailedOver = obs.failedOver
 		}
 		requeueAfter = minPositive(expiry, failoverRecheck)
 		plan, err := planner.Compute(pmw, obs.template, input)
+		if err == nil && !trusted && len(previous) > 0 && !sharesMatchStatus(plan, previous, obs.clusters, obs.failedOver, pmw.Status.Splits) {
+			log.Info("The split shares recorded on the ManifestWorks are not the ones the status reports; dividing afresh")
+			previous, input.Previous = nil, nil
+			plan, err = planner.Compute(pmw, obs.template, input)
+		}
+		obs.previous = previous
 		switch {
 		case errors.As(err, &obs.invalid):
 		case err != nil:
@@ -239,8 +254,13 @@ type observation struct {
 	clusters []string
 	// owned are this PlacementManifestWork's ManifestWorks by cluster, as listed before any write.
 	owned map[string]*workv1.ManifestWork
-	// shares are the split shares each owned work carries, decoded once per reconcile.
+	// shares are the split shares each owned work's annotation claims, decoded once per reconcile: the work
+	// agent may edit them, so they judge only that cluster's own health.
 	shares map[string]map[string]int32
+	// previous are the shares this manager delivered before this reconcile, by cluster (see sharesMemory).
+	previous map[string]map[string]int32
+	// deleted are the clusters whose works this reconcile deleted.
+	deleted []string
 	// template are the template's manifests, decoded; nil when the template is invalid.
 	template []template.Manifest
 	// invalid is set when no valid desired state exists; nothing was written.
@@ -260,10 +280,15 @@ type observation struct {
 	decisions []clusterv1beta1.PlacementDecision
 	// current is the health of each cluster's work before this reconcile's writes.
 	current map[string]health.ClusterResult
-	// failover is each decided cluster's failover state.
-	failover map[string]failover.Decision
+	// failoverEvaluated is set when failover applies and was evaluated in this reconcile.
+	failoverEvaluated bool
+	// failoverStates is each decided cluster's failover state, failedOver the clusters whose shares others carry.
+	failoverStates map[string]failover.State
+	failedOver     map[string]bool
 	// rollout says which clusters the rollout strategy lets have the current template now.
 	rollout rolloutPlan
+	// templateHash is the hash of the current template (manifestwork.AnnotationTemplateHash); "" without a plan.
+	templateHash string
 	// upToDate are the decided clusters whose work carries the current template after this reconcile.
 	upToDate map[string]bool
 	// leaving is the number of clusters that left the decisions and whose works are kept for now.
@@ -281,6 +306,14 @@ func (o *observation) work(cluster string) *workv1.ManifestWork {
 		return w
 	}
 	return o.owned[cluster]
+}
+
+// deliveredShares are the split shares this manager delivered to the cluster, after this reconcile's writes.
+func (o *observation) deliveredShares(cluster string) map[string]int32 {
+	if w, ok := o.written[cluster]; ok {
+		return manifestwork.Shares(w)
+	}
+	return o.previous[cluster]
 }
 
 // workShares are the split shares the cluster's work carries after this reconcile's writes.
@@ -354,6 +387,8 @@ func (r *PlacementManifestWorkReconciler) finalize(ctx context.Context, pmw *wor
 	r.expectations.forget(key)
 	r.leavingSince.forget(key)
 	r.unsettled.forget(key)
+	r.failovers.forget(key)
+	r.shares.forget(key)
 	return nil
 }
 
@@ -563,12 +598,10 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 			obs.writeErrors = append(obs.writeErrors, err)
 			continue
 		}
-		for k, v := range obs.failover[cluster].Annotations {
-			w.Annotations[k] = v
-		}
 		desired[cluster], desiredHash[cluster] = w, w.Annotations[manifestwork.AnnotationSpecHash]
 	}
-	obs.rollout = planRollout(pmw, obs, obs.current, desiredHash)
+	obs.templateHash = builder.TemplateHash()
+	obs.rollout = planRollout(pmw, obs, obs.current)
 	recheck := obs.rollout.recheck
 
 	var ops []op
@@ -578,15 +611,19 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 		if d == nil {
 			continue
 		}
+		// The rollout strategy governs the template; split shares that change (a cluster joined, left or failed
+		// over) reach a cluster that runs the current template at once, so failover is never held back by the
+		// rollout's failure accounting.
+		templateChange := !manifestwork.CarriesTemplate(existing, obs.templateHash)
 		specChange := existing == nil || existing.Annotations[manifestwork.AnnotationSpecHash] != desiredHash[cluster]
-		if !specChange {
+		if !templateChange {
 			obs.upToDate[cluster] = true
 		}
 		switch {
-		case specChange && obs.rollout.allowed != nil && !obs.rollout.allowed[cluster]:
+		case templateChange && obs.rollout.allowed != nil && !obs.rollout.allowed[cluster]:
 			// Not this cluster's turn: it keeps what it has, and a joining cluster waits.
 		case specChange || !manifestwork.UpToDate(existing, d):
-			ops = append(ops, op{cluster: cluster, desired: d, existing: existing, specChange: specChange})
+			ops = append(ops, op{cluster: cluster, desired: d, existing: existing, specChange: templateChange})
 		}
 	}
 
@@ -647,6 +684,9 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 				return fmt.Errorf("cluster %s: deleting: %w", o.cluster, err)
 			}
 			expect(o.cluster, expectedWrite{deletedUID: o.existing.UID})
+			mu.Lock()
+			obs.deleted = append(obs.deleted, o.cluster)
+			mu.Unlock()
 			return nil
 		}
 		var err error
@@ -694,6 +734,7 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 	// The wait is counted from the end of the writes, not from the start of the reconcile: thousands of writes
 	// take longer than the wait itself.
 	r.expectations.expect(manifestwork.Owner(pmw), expected, r.now())
+	r.shares.set(manifestwork.Owner(pmw), delivered(obs))
 	obs.writeErrors = append(obs.writeErrors, errs...)
 	sort.Strings(obs.conflicts)
 	sort.Strings(obs.failedClusters)
@@ -770,6 +811,26 @@ func (r *PlacementManifestWorkReconciler) parallel(ctx context.Context, n int, f
 	}
 	wg.Wait()
 	return errs
+}
+
+// delivered is the record of the shares delivered after a reconcile's writes: what it wrote, and for the other
+// works what was delivered before.
+func delivered(obs *observation) map[string]map[string]int32 {
+	out := make(map[string]map[string]int32, len(obs.previous)+len(obs.written))
+	for c, v := range obs.previous {
+		out[c] = v
+	}
+	for c, w := range obs.written {
+		if shares := manifestwork.Shares(w); shares != nil {
+			out[c] = shares
+		} else {
+			delete(out, c)
+		}
+	}
+	for _, c := range obs.deleted {
+		delete(out, c)
+	}
+	return out
 }
 
 // ownedShares decodes the shares annotation of each owned work.

@@ -15,7 +15,6 @@ import (
 	placementsdk "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 )
@@ -24,61 +23,19 @@ import (
 const defaultMoveTimeout = 10 * time.Minute
 
 // clusterHealth judges each cluster that has a work, from the works as they are before this reconcile writes.
+// A work that carries an earlier template (a rollout holds it) is judged against the manifests it carries, as
+// its agent reports them, not against the current template's list by position.
 func clusterHealth(pmw *workv1alpha1.PlacementManifestWork, obs *observation) map[string]health.ClusterResult {
 	base := health.Inputs(obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
 	out := make(map[string]health.ClusterResult, len(obs.owned))
 	for cluster, w := range obs.owned {
-		out[cluster] = health.Cluster(health.ClusterInput{Work: w, Unavailable: obs.unavailable[cluster], Manifests: withShares(base, obs.shares[cluster])})
+		manifests := withShares(base, obs.shares[cluster])
+		if !manifestwork.CarriesTemplate(w, obs.templateHash) {
+			manifests = health.WorkManifests(w)
+		}
+		out[cluster] = health.Cluster(health.ClusterInput{Work: w, Unavailable: obs.unavailable[cluster], Manifests: manifests})
 	}
 	return out
-}
-
-// failoverDecisions moves the failover state of every decided cluster with a work forward. Failover applies
-// only to PlacementManifestWorks with split manifests, and never fails over every cluster: with no available
-// cluster left there is nobody to carry the shares.
-func failoverDecisions(pmw *workv1alpha1.PlacementManifestWork, obs *observation, current map[string]health.ClusterResult, now time.Time) (map[string]failover.Decision, time.Duration) {
-	policy := pmw.Spec.Failover
-	if !hasSplit(pmw) || (policy != nil && policy.Disabled) {
-		return nil, 0
-	}
-	p := failover.Policy{Grace: failover.DefaultGracePeriod, Recovery: failover.DefaultRecoveryPeriod}
-	if policy != nil && policy.GracePeriod != nil {
-		p.Grace = policy.GracePeriod.Duration
-	}
-	if policy != nil && policy.RecoveryPeriod != nil {
-		p.Recovery = policy.RecoveryPeriod.Duration
-	}
-	out := map[string]failover.Decision{}
-	var recheck time.Duration
-	failedOver := 0
-	for _, cluster := range obs.clusters {
-		w, ok := obs.owned[cluster]
-		if !ok {
-			continue
-		}
-		h := failover.Progressing
-		switch current[cluster].State {
-		case health.Healthy:
-			h = failover.Available
-		case health.Degraded:
-			h = failover.Unhealthy
-		}
-		d := failover.Decide(p, now, h, w.Annotations)
-		out[cluster] = d
-		if d.FailedOver {
-			failedOver++
-		}
-		if d.RecheckAfter > 0 && (recheck == 0 || d.RecheckAfter < recheck) {
-			recheck = d.RecheckAfter
-		}
-	}
-	if failedOver == len(obs.clusters) {
-		for c, d := range out {
-			d.FailedOver = false
-			out[c] = d
-		}
-	}
-	return out, recheck
 }
 
 func hasSplit(pmw *workv1alpha1.PlacementManifestWork) bool {
@@ -122,9 +79,9 @@ type rolloutPlan struct {
 }
 
 // planRollout asks sdk-go's rollout handler which clusters are next. A cluster whose work is missing or
-// carries an older template is ToApply; one that carries the current template is Succeeded when available,
+// carries an older template (its split shares do not count) is ToApply; one that carries the current template is Succeeded when available,
 // Failed when degraded, Progressing otherwise, timed from when the manager last changed its spec.
-func planRollout(pmw *workv1alpha1.PlacementManifestWork, obs *observation, current map[string]health.ClusterResult, desiredHash map[string]string) rolloutPlan {
+func planRollout(pmw *workv1alpha1.PlacementManifestWork, obs *observation, current map[string]health.ClusterResult) rolloutPlan {
 	strategy := pmw.Spec.RolloutStrategy
 	if strategy == nil || strategy.Type == "" || strategy.Type == clusterv1alpha1.All {
 		return rolloutPlan{}
@@ -145,7 +102,7 @@ func planRollout(pmw *workv1alpha1.PlacementManifestWork, obs *observation, curr
 	for _, cluster := range obs.clusters {
 		st := rolloutsdk.ClusterRolloutStatus{ClusterName: cluster, GroupKey: groupOf[cluster], Status: rolloutsdk.ToApply}
 		w := obs.owned[cluster]
-		if w != nil && w.Annotations[manifestwork.AnnotationSpecHash] == desiredHash[cluster] {
+		if manifestwork.CarriesTemplate(w, obs.templateHash) {
 			st.LastTransitionTime = updatedAt(w)
 			switch current[cluster].State {
 			case health.Healthy:

@@ -23,12 +23,11 @@ func TestPlanRollout(t *testing.T) {
 		decision.Status.Decisions = append(decision.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c})
 	}
 	work := func(hash string) *workv1.ManifestWork {
-		return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{manifestwork.AnnotationSpecHash: hash}}}
+		return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{manifestwork.AnnotationTemplateHash: hash}}}
 	}
 	progressive := func(p clusterv1alpha1.RolloutProgressive) *clusterv1alpha1.RolloutStrategy {
 		return &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive, Progressive: &p}
 	}
-	desired := map[string]string{"a": "new", "b": "new", "c": "new"}
 	cases := map[string]struct {
 		strategy    *clusterv1alpha1.RolloutStrategy
 		owned       map[string]*workv1.ManifestWork
@@ -71,8 +70,8 @@ func TestPlanRollout(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			pmw := &workv1alpha1.PlacementManifestWork{Spec: workv1alpha1.PlacementManifestWorkSpec{RolloutStrategy: tc.strategy}}
 			obs := &observation{placement: placement, decisions: []clusterv1beta1.PlacementDecision{decision},
-				clusters: []string{"a", "b", "c"}, owned: tc.owned}
-			got := planRollout(pmw, obs, tc.current, desired)
+				clusters: []string{"a", "b", "c"}, owned: tc.owned, templateHash: "new"}
+			got := planRollout(pmw, obs, tc.current)
 			if (got.err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want error: %v", got.err, tc.wantErr)
 			}

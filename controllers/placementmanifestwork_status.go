@@ -31,38 +31,53 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	}
 	base := health.Inputs(obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
 	outcomes := make([]status.ClusterOutcome, 0, len(clusters))
+	conflicted := make(map[string]bool, len(obs.conflicts))
+	for _, c := range obs.conflicts {
+		conflicted[c] = true
+	}
 	for _, c := range clusters {
-		// A cluster whose work this reconcile did not write was already judged before the writes.
-		if _, written := obs.written[c]; !written {
-			if r, ok := obs.current[c]; ok {
-				outcomes = append(outcomes, status.ClusterOutcome{Cluster: c, ClusterResult: r})
-				continue
-			}
+		var r health.ClusterResult
+		if cur, ok := obs.current[c]; ok && !written(obs, c) {
+			// A cluster whose work this reconcile did not write was already judged before the writes.
+			r = cur
+		} else {
+			r = health.Cluster(health.ClusterInput{
+				Work:        obs.work(c),
+				Unavailable: obs.unavailable[c],
+				Manifests:   withShares(base, obs.workShares(c)),
+			})
 		}
-		w := obs.work(c)
-		outcomes = append(outcomes, status.ClusterOutcome{Cluster: c, ClusterResult: health.Cluster(health.ClusterInput{
-			Work:        w,
-			Unavailable: obs.unavailable[c],
-			Manifests:   withShares(base, obs.workShares(c)),
-		})})
+		switch {
+		case conflicted[c]:
+			r = health.ClusterResult{Verdict: health.Verdict{State: health.Degraded, Reason: workv1alpha1.ReasonManifestWorkConflict,
+				Message: fmt.Sprintf("a ManifestWork named %q that this PlacementManifestWork does not own is in the way", obs.workName)}}
+		case obs.plan != nil && !obs.upToDate[c]:
+			r = outdated(r)
+		}
+		outcomes = append(outcomes, status.ClusterOutcome{Cluster: c, ClusterResult: r})
 	}
 	rollup := status.Aggregate(outcomes, obs.template)
 	st.PlacedManifestWorkSummary = rollup.Summary
 	st.Manifests = rollup.Manifests
 	st.UnhealthyClusters = rollup.Unhealthy
 	st.UnhealthyClustersNotListed = rollup.UnhealthyNotListed
+	// Splits and rollout describe the current generation or nothing: without a plan there is none.
+	st.Splits, st.Rollout = nil, nil
 	if obs.plan != nil {
-		st.Splits = obs.plan.Splits
+		delivered := make(map[string]map[string]int32, len(obs.clusters))
+		for _, c := range obs.clusters {
+			delivered[c] = obs.deliveredShares(c)
+		}
+		st.Splits = planner.DeliveredSplits(obs.plan, delivered, obs.clusters, obs.failedOver)
 	}
 	if len(st.Manifests) == 0 {
 		st.Manifests = nil
 	}
 
-	st.FailedOverClusters = 0
-	for _, d := range obs.failover {
-		if d.FailedOver {
-			st.FailedOverClusters++
-		}
+	if obs.failoverEvaluated || !hasSplit(pmw) || (pmw.Spec.Failover != nil && pmw.Spec.Failover.Disabled) {
+		// Without an evaluation (no usable decisions or template) the record stays as it was.
+		st.FailedOverClusters = int32(len(obs.failedOver))
+		st.FailedOver = failedOverStatus(obs.failoverStates, obs.failedOver)
 	}
 	st.LeavingClusters = obs.leaving
 
@@ -75,6 +90,8 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		st.Rollout, c = rolloutStatus(obs)
 		setCondition(&st, pmw, c)
 		rollout = &c
+	} else {
+		setCondition(&st, pmw, rolloutUnknown(obs))
 	}
 	ready, reconciling, stalled := readiness(obs, st.PlacedManifestWorkSummary, rollout)
 	setCondition(&st, pmw, ready)
@@ -83,8 +100,41 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	return st
 }
 
-// withShares sets, on a copy of base, the replicas a cluster's work carries for manifests split on
-// .spec.replicas, so their health is judged against that cluster's share.
+func written(obs *observation, cluster string) bool {
+	_, ok := obs.written[cluster]
+	return ok
+}
+
+// outdated is the result of a cluster whose work carries an earlier template (a rollout holds it, or its
+// write failed): healthy means running the current template, so at best it is progressing, and its work does
+// not count as applied. Its per-manifest results describe the earlier template's manifests and are left out.
+func outdated(r health.ClusterResult) health.ClusterResult {
+	r.Applied, r.Manifests = false, nil
+	if r.State == health.Healthy {
+		r.Verdict = health.Verdict{State: health.Progressing, Reason: workv1alpha1.ReasonOutdatedTemplate,
+			Message: "runs an earlier template; the rollout strategy has not brought the current one here yet"}
+	}
+	return r
+}
+
+// rolloutUnknown is RolloutComplete when no plan exists, so that it still describes the current generation.
+func rolloutUnknown(obs *observation) metav1.Condition {
+	c := metav1.Condition{Type: workv1alpha1.ConditionRolloutComplete, Status: metav1.ConditionUnknown}
+	switch {
+	case obs.invalid != nil:
+		c.Reason, c.Message = obs.invalid.Reason, obs.invalid.Message
+	case !obs.decided():
+		placement := placementCondition(obs)
+		c.Reason, c.Message = placement.Reason, placement.Message
+	default:
+		c.Reason, c.Message = workv1alpha1.ReasonNoClusters, "No cluster is decided"
+	}
+	return c
+}
+
+// withShares sets, on a copy of base, the share a cluster's work carries for each split manifest, so its
+// health is judged against that share: the replicas it asks for when .spec.replicas is split, and nothing at
+// all asked of it when its share is 0.
 func withShares(base []health.ManifestInput, shares map[string]int32) []health.ManifestInput {
 	if len(shares) == 0 {
 		return base
@@ -92,9 +142,17 @@ func withShares(base []health.ManifestInput, shares map[string]int32) []health.M
 	out := make([]health.ManifestInput, len(base))
 	copy(out, base)
 	for i := range out {
-		if v, ok := shares[planner.SplitKey(out[i].Manifest, workv1alpha1.DefaultSplitFieldPath)]; ok {
-			replicas := int64(v)
-			out[i].Replicas = &replicas
+		prefix := planner.SplitKey(out[i].Manifest, "")
+		for key, v := range shares {
+			fieldPath, ok := strings.CutPrefix(key, prefix)
+			if !ok || strings.Contains(fieldPath, " ") {
+				continue
+			}
+			share := int64(v)
+			out[i].Share = &share
+			if fieldPath == workv1alpha1.DefaultSplitFieldPath {
+				out[i].Replicas = &share
+			}
 		}
 	}
 	return out
@@ -114,9 +172,10 @@ func readiness(obs *observation, s workv1alpha1.PlacedManifestWorkSummary, rollo
 	case !obs.placementFound:
 		stalled.Status, stalled.Reason = metav1.ConditionTrue, workv1alpha1.ReasonPlacementNotFound
 		stalled.Message = fmt.Sprintf("Placement %q does not exist in this namespace", obs.placementName)
-	case len(obs.conflicts) > 0:
-		stalled.Status, stalled.Reason = metav1.ConditionTrue, workv1alpha1.ReasonManifestWorkConflict
-		stalled.Message = fmt.Sprintf("ManifestWorks not owned by this PlacementManifestWork block %s", names(obs.conflicts))
+	case rollout != nil && (rollout.Reason == workv1alpha1.ReasonInvalidRolloutStrategy || rollout.Reason == workv1alpha1.ReasonRolloutMaxFailures):
+		// Only the user unblocks these: a strategy sdk-go refuses, or a rollout stopped by maxFailures until the
+		// template is fixed.
+		stalled.Status, stalled.Reason, stalled.Message = metav1.ConditionTrue, rollout.Reason, rollout.Message
 	}
 	switch {
 	case stalled.Status == metav1.ConditionTrue:
@@ -124,9 +183,17 @@ func readiness(obs *observation, s workv1alpha1.PlacedManifestWorkSummary, rollo
 	case !obs.decided():
 		placement := placementCondition(obs)
 		ready.Reason, ready.Message = placement.Reason, placement.Message
+	case len(obs.clusters) == 0 && obs.leaving == 0:
+		// Nothing to deliver is a finished state, so GitOps tools that gate on Ready or kstatus do not wait
+		// forever; PlacementVerified stays False to say why.
+		ready.Status, ready.Reason = metav1.ConditionTrue, workv1alpha1.ReasonPlacementDecisionEmpty
+		ready.Message = fmt.Sprintf("Placement %q selects no cluster, so there is nothing to deliver", obs.placementName)
 	case len(obs.clusters) == 0:
 		ready.Reason = workv1alpha1.ReasonPlacementDecisionEmpty
-		ready.Message = fmt.Sprintf("Placement %q selects no cluster", obs.placementName)
+		ready.Message = fmt.Sprintf("Placement %q selects no cluster; the works of %d clusters are kept until the move timeout in case that is a moment", obs.placementName, obs.leaving)
+	case len(obs.conflicts) > 0:
+		ready.Reason = workv1alpha1.ReasonManifestWorkConflict
+		ready.Message = fmt.Sprintf("ManifestWorks not owned by this PlacementManifestWork block %s; the other clusters are served", names(obs.conflicts))
 	case len(obs.writeErrors) > 0:
 		ready.Reason, ready.Message = workv1alpha1.ReasonWriteFailed, fmt.Sprintf("%d ManifestWork writes failed and will be retried", len(obs.writeErrors))
 	case rollout != nil && rollout.Status != metav1.ConditionTrue:
@@ -143,7 +210,7 @@ func readiness(obs *observation, s workv1alpha1.PlacedManifestWorkSummary, rollo
 	}
 	switch {
 	case ready.Status == metav1.ConditionTrue:
-		reconciling.Reason, reconciling.Message = workv1alpha1.ReasonReady, "Every cluster is available"
+		reconciling.Reason, reconciling.Message = workv1alpha1.ReasonReady, ready.Message
 	case stalled.Status == metav1.ConditionTrue:
 		reconciling.Reason, reconciling.Message = stalled.Reason, "Stalled: "+stalled.Message
 	default:

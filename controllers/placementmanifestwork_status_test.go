@@ -17,6 +17,7 @@ func TestReadiness(t *testing.T) {
 	cases := map[string]struct {
 		obs                 observation
 		summary             workv1alpha1.PlacedManifestWorkSummary
+		rollout             *metav1.Condition
 		ready, recon, stall metav1.ConditionStatus
 		reason              string
 	}{
@@ -32,9 +33,17 @@ func TestReadiness(t *testing.T) {
 			obs: observation{placementFound: true, clusters: decided}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Available: 1, Degraded: 1},
 			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonClustersDegraded,
 		},
-		"no clusters decided": {
+		"no clusters decided: nothing to deliver is done": {
 			obs:   observation{placementFound: true},
+			ready: metav1.ConditionTrue, recon: metav1.ConditionFalse, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonPlacementDecisionEmpty,
+		},
+		"no clusters decided, works kept for the move timeout": {
+			obs:   observation{placementFound: true, leaving: 2},
 			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonPlacementDecisionEmpty,
+		},
+		"placement not decided yet: waiting, not stalled": {
+			obs:   observation{placementFound: true, undecided: "not yet"},
+			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonPlacementNotDecided,
 		},
 		"write errors": {
 			obs: observation{placementFound: true, clusters: decided, writeErrors: []error{errors.New("boom")}}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Available: 2},
@@ -48,14 +57,26 @@ func TestReadiness(t *testing.T) {
 			obs:   observation{placementName: "p"},
 			ready: metav1.ConditionFalse, recon: metav1.ConditionFalse, stall: metav1.ConditionTrue, reason: workv1alpha1.ReasonPlacementNotFound,
 		},
-		"foreign work stalls": {
+		"a foreign work blocks its cluster only: not stalled": {
 			obs:   observation{placementFound: true, clusters: decided, conflicts: []string{"c2"}},
-			ready: metav1.ConditionFalse, recon: metav1.ConditionFalse, stall: metav1.ConditionTrue, reason: workv1alpha1.ReasonManifestWorkConflict,
+			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonManifestWorkConflict,
+		},
+		"an invalid rollout strategy stalls": {
+			obs: observation{placementFound: true, clusters: decided}, rollout: &metav1.Condition{Reason: workv1alpha1.ReasonInvalidRolloutStrategy},
+			ready: metav1.ConditionFalse, recon: metav1.ConditionFalse, stall: metav1.ConditionTrue, reason: workv1alpha1.ReasonInvalidRolloutStrategy,
+		},
+		"a rollout stopped by maxFailures stalls": {
+			obs: observation{placementFound: true, clusters: decided}, rollout: &metav1.Condition{Reason: workv1alpha1.ReasonRolloutMaxFailures},
+			ready: metav1.ConditionFalse, recon: metav1.ConditionFalse, stall: metav1.ConditionTrue, reason: workv1alpha1.ReasonRolloutMaxFailures,
+		},
+		"a progressing rollout is reconciling": {
+			obs: observation{placementFound: true, clusters: decided}, rollout: &metav1.Condition{Reason: workv1alpha1.ReasonRolloutProgressing},
+			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonRolloutProgressing,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			ready, recon, stall := readiness(&tc.obs, tc.summary, nil)
+			ready, recon, stall := readiness(&tc.obs, tc.summary, tc.rollout)
 			got := []metav1.ConditionStatus{ready.Status, recon.Status, stall.Status}
 			if diff := cmp.Diff([]metav1.ConditionStatus{tc.ready, tc.recon, tc.stall}, got); diff != "" {
 				t.Errorf("Ready, Reconciling, Stalled (-want +got):\n%s", diff)

@@ -125,3 +125,10 @@ const (
 	// The ManifestWorks already delivered are kept until it is decided.
 	ReasonPlacementNotDecided = "PlacementNotDecided"
 )
+
+// Reasons a cluster is not available that come from the rollout.
+const (
+	// ReasonOutdatedTemplate: the cluster runs an earlier template; the rollout strategy has not brought the
+	// current one there yet (or writing it failed).
+	ReasonOutdatedTemplate = "OutdatedTemplate"
+)

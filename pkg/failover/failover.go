@@ -1,17 +1,14 @@
 // Package failover decides, per cluster, whether the split shares it holds are carried by other clusters: a
-// cluster that stays degraded or unavailable beyond a grace period is failed over, and it gets its shares back
-// only after staying available for a recovery period, so a flapping cluster does not move replicas back and
-// forth. The state lives in two annotations of the cluster's ManifestWork, so it survives restarts.
+// cluster that stays degraded or unavailable without a break for a grace period is failed over, and it gets
+// its shares back only after staying available for a recovery period, so a flapping cluster does not move
+// replicas back and forth.
+//
+// The state is the manager's own (kept in memory, and for failed-over clusters in the PlacementManifestWork's
+// status so a restart keeps them failed over), never read from a ManifestWork: a work agent may edit its own
+// ManifestWork, and what it writes there must not move other clusters' replicas.
 package failover
 
 import "time"
-
-const (
-	// AnnotationUnhealthySince is when the cluster was first seen degraded or unavailable.
-	AnnotationUnhealthySince = "work.open-cluster-management.io/placementmanifestwork-unhealthy-since"
-	// AnnotationHealthySince is when a failed-over cluster was first seen available again.
-	AnnotationHealthySince = "work.open-cluster-management.io/placementmanifestwork-healthy-since"
-)
 
 // Defaults of FailoverPolicy.
 const (
@@ -25,7 +22,7 @@ type Health int
 const (
 	// Available: the cluster is healthy.
 	Available Health = iota
-	// Progressing: neither healthy nor degraded; failover state does not move.
+	// Progressing: neither healthy nor degraded.
 	Progressing
 	// Unhealthy: the cluster is degraded or its ManagedCluster is unavailable.
 	Unhealthy
@@ -36,72 +33,55 @@ type Policy struct {
 	Grace, Recovery time.Duration
 }
 
-// Decision is a cluster's failover state after Decide.
-type Decision struct {
-	// Annotations are the failover annotations the cluster's ManifestWork should carry (possibly none).
-	Annotations map[string]string
+// State is one cluster's failover state.
+type State struct {
+	// UnhealthySince is when the cluster's current unbroken unhealthy spell began; zero when it is not unhealthy.
+	UnhealthySince time.Time
 	// FailedOver is true when other clusters carry the cluster's split shares.
 	FailedOver bool
-	// RecheckAfter, when positive, is when the decision changes with time alone.
-	RecheckAfter time.Duration
+	// FailedOverSince is when the cluster was failed over.
+	FailedOverSince time.Time
+	// HealthySince is, for a failed-over cluster, when its current unbroken available spell began.
+	HealthySince time.Time
 }
 
-// Decide moves one cluster's failover state forward given its health now and its work's annotations.
+// Next moves one cluster's failover state forward given its health now. It also returns, when positive, how
+// long until the state changes with time alone.
 //
-//   - Unhealthy: the unhealthy-since time is recorded when missing; the cluster is failed over once it is
-//     older than the grace period. A recovery in progress is forgotten.
-//   - Available: a cluster that was never failed over forgets its unhealthy-since time. A failed-over one
-//     records healthy-since and gets its shares back once that is older than the recovery period.
-//   - Progressing: nothing is recorded or forgotten; a failed-over cluster stays failed over and a recovery in
-//     progress restarts when it is available again.
-func Decide(p Policy, now time.Time, h Health, annotations map[string]string) Decision {
-	unhealthySince, hasUnhealthy := parse(annotations[AnnotationUnhealthySince])
-	healthySince, hasHealthy := parse(annotations[AnnotationHealthySince])
-	failedOver := hasUnhealthy && now.Sub(unhealthySince) >= p.Grace
-	d := Decision{Annotations: map[string]string{}}
-
+//   - Unhealthy: the spell starts when it has not; the cluster fails over once the spell lasts the grace period.
+//   - Available: the unhealthy spell ends. A failed-over cluster starts (or continues) its available spell and
+//     gets its shares back once that lasts the recovery period.
+//   - Progressing: the unhealthy spell ends too, so an outage of a minute followed by a slow recovery is not a
+//     failover; a failed-over cluster stays failed over, and its recovery starts again once it is available.
+func Next(p Policy, now time.Time, h Health, s State) (State, time.Duration) {
 	switch h {
 	case Unhealthy:
-		if !hasUnhealthy {
-			unhealthySince = now
+		s.HealthySince = time.Time{}
+		if s.UnhealthySince.IsZero() {
+			s.UnhealthySince = now
 		}
-		d.Annotations[AnnotationUnhealthySince] = format(unhealthySince)
-		d.FailedOver = now.Sub(unhealthySince) >= p.Grace
-		if !d.FailedOver {
-			d.RecheckAfter = p.Grace - now.Sub(unhealthySince)
+		if s.FailedOver {
+			return s, 0
 		}
+		if left := p.Grace - now.Sub(s.UnhealthySince); left > 0 {
+			return s, left
+		}
+		s.FailedOver, s.FailedOverSince = true, now
+		return s, 0
 	case Available:
-		if !failedOver {
-			return d // recovered before the grace period ended, or never unhealthy
+		s.UnhealthySince = time.Time{}
+		if !s.FailedOver {
+			return State{}, 0
 		}
-		if !hasHealthy {
-			healthySince = now
+		if s.HealthySince.IsZero() {
+			s.HealthySince = now
 		}
-		if now.Sub(healthySince) >= p.Recovery {
-			return d // recovered for long enough: shares come back
+		if left := p.Recovery - now.Sub(s.HealthySince); left > 0 {
+			return s, left
 		}
-		d.Annotations[AnnotationUnhealthySince] = format(unhealthySince)
-		d.Annotations[AnnotationHealthySince] = format(healthySince)
-		d.FailedOver = true
-		d.RecheckAfter = p.Recovery - now.Sub(healthySince)
+		return State{}, 0
 	default:
-		if hasUnhealthy {
-			d.Annotations[AnnotationUnhealthySince] = format(unhealthySince)
-			d.FailedOver = failedOver
-			if !failedOver {
-				d.RecheckAfter = p.Grace - now.Sub(unhealthySince)
-			}
-		}
+		s.UnhealthySince, s.HealthySince = time.Time{}, time.Time{}
+		return s, 0
 	}
-	return d
 }
-
-func parse(v string) (time.Time, bool) {
-	if v == "" {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339, v)
-	return t, err == nil
-}
-
-func format(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -7,74 +7,83 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestDecide(t *testing.T) {
+func TestNext(t *testing.T) {
 	p := Policy{Grace: 5 * time.Minute, Recovery: 2 * time.Minute}
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) string { return now.Add(-d).Format(time.RFC3339) }
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
 	cases := map[string]struct {
 		health      Health
-		annotations map[string]string
-		want        Decision
+		state       State
+		want        State
+		wantRecheck time.Duration
 	}{
-		"healthy, nothing recorded": {health: Available, want: Decision{Annotations: map[string]string{}}},
-		"becomes unhealthy": {
-			health: Unhealthy,
-			want:   Decision{Annotations: map[string]string{AnnotationUnhealthySince: at(0)}, RecheckAfter: 5 * time.Minute},
-		},
+		"healthy, nothing recorded": {health: Available},
+		"becomes unhealthy":         {health: Unhealthy, want: State{UnhealthySince: now}, wantRecheck: 5 * time.Minute},
 		"unhealthy within the grace period": {
-			health:      Unhealthy,
-			annotations: map[string]string{AnnotationUnhealthySince: at(3 * time.Minute)},
-			want:        Decision{Annotations: map[string]string{AnnotationUnhealthySince: at(3 * time.Minute)}, RecheckAfter: 2 * time.Minute},
+			health: Unhealthy, state: State{UnhealthySince: ago(3 * time.Minute)},
+			want: State{UnhealthySince: ago(3 * time.Minute)}, wantRecheck: 2 * time.Minute,
 		},
-		"unhealthy beyond the grace period fails over": {
-			health:      Unhealthy,
-			annotations: map[string]string{AnnotationUnhealthySince: at(6 * time.Minute)},
-			want:        Decision{Annotations: map[string]string{AnnotationUnhealthySince: at(6 * time.Minute)}, FailedOver: true},
+		"unhealthy for the whole grace period fails over": {
+			health: Unhealthy, state: State{UnhealthySince: ago(5 * time.Minute)},
+			want: State{UnhealthySince: ago(5 * time.Minute), FailedOver: true, FailedOverSince: now},
 		},
 		"recovers before the grace period: forgotten": {
-			health:      Available,
-			annotations: map[string]string{AnnotationUnhealthySince: at(1 * time.Minute)},
-			want:        Decision{Annotations: map[string]string{}},
+			health: Available, state: State{UnhealthySince: ago(time.Minute)},
+		},
+		"an outage of a minute, then a slow recovery, is not a failover": {
+			health: Progressing, state: State{UnhealthySince: ago(time.Minute)},
+		},
+		"progressing long after a short outage does not fail over": {
+			health: Unhealthy, state: State{},
+			want: State{UnhealthySince: now}, wantRecheck: 5 * time.Minute,
 		},
 		"failed over and available: recovery starts": {
-			health:      Available,
-			annotations: map[string]string{AnnotationUnhealthySince: at(10 * time.Minute)},
-			want: Decision{Annotations: map[string]string{AnnotationUnhealthySince: at(10 * time.Minute), AnnotationHealthySince: at(0)},
-				FailedOver: true, RecheckAfter: 2 * time.Minute},
+			health: Available, state: State{UnhealthySince: ago(10 * time.Minute), FailedOver: true},
+			want: State{FailedOver: true, HealthySince: now}, wantRecheck: 2 * time.Minute,
 		},
 		"recovering, not long enough": {
-			health:      Available,
-			annotations: map[string]string{AnnotationUnhealthySince: at(10 * time.Minute), AnnotationHealthySince: at(time.Minute)},
-			want: Decision{Annotations: map[string]string{AnnotationUnhealthySince: at(10 * time.Minute), AnnotationHealthySince: at(time.Minute)},
-				FailedOver: true, RecheckAfter: time.Minute},
+			health: Available, state: State{FailedOver: true, HealthySince: ago(time.Minute)},
+			want: State{FailedOver: true, HealthySince: ago(time.Minute)}, wantRecheck: time.Minute,
 		},
-		"recovered long enough: shares come back": {
-			health:      Available,
-			annotations: map[string]string{AnnotationUnhealthySince: at(10 * time.Minute), AnnotationHealthySince: at(3 * time.Minute)},
-			want:        Decision{Annotations: map[string]string{}},
+		"recovered for the recovery period: shares come back": {
+			health: Available, state: State{FailedOver: true, HealthySince: ago(2 * time.Minute)},
 		},
-		"flaps during recovery: recovery forgotten, still failed over": {
-			health:      Unhealthy,
-			annotations: map[string]string{AnnotationUnhealthySince: at(10 * time.Minute), AnnotationHealthySince: at(time.Minute)},
-			want:        Decision{Annotations: map[string]string{AnnotationUnhealthySince: at(10 * time.Minute)}, FailedOver: true},
+		"recovering, then unhealthy again: stays failed over, recovery forgotten": {
+			health: Unhealthy, state: State{FailedOver: true, HealthySince: ago(time.Minute)},
+			want: State{FailedOver: true, UnhealthySince: now},
 		},
-		"progressing keeps a failover": {
-			health:      Progressing,
-			annotations: map[string]string{AnnotationUnhealthySince: at(10 * time.Minute), AnnotationHealthySince: at(time.Minute)},
-			want:        Decision{Annotations: map[string]string{AnnotationUnhealthySince: at(10 * time.Minute)}, FailedOver: true},
-		},
-		"progressing, never unhealthy": {health: Progressing, want: Decision{Annotations: map[string]string{}}},
-		"garbage annotation counts as missing": {
-			health:      Unhealthy,
-			annotations: map[string]string{AnnotationUnhealthySince: "yesterday"},
-			want:        Decision{Annotations: map[string]string{AnnotationUnhealthySince: at(0)}, RecheckAfter: 5 * time.Minute},
+		"failed over and progressing: stays failed over, recovery starts again later": {
+			health: Progressing, state: State{FailedOver: true, HealthySince: ago(time.Minute), UnhealthySince: ago(time.Hour)},
+			want: State{FailedOver: true},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, Decide(p, now, tc.health, tc.annotations)); diff != "" {
-				t.Errorf("Decide (-want +got):\n%s", diff)
+			got, recheck := Next(p, now, tc.health, tc.state)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("state (-want +got):\n%s", diff)
+			}
+			if recheck != tc.wantRecheck {
+				t.Errorf("recheck = %v, want %v", recheck, tc.wantRecheck)
 			}
 		})
+	}
+}
+
+// A cluster unhealthy, then progressing, then unhealthy again, for less than the grace period each time, is
+// never failed over: only an unbroken spell counts.
+func TestNextOnlyUnbrokenSpellsFailOver(t *testing.T) {
+	p := Policy{Grace: 5 * time.Minute, Recovery: 2 * time.Minute}
+	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	var s State
+	for minute := 0; minute < 30; minute++ {
+		h := Unhealthy
+		if minute%4 == 3 {
+			h = Progressing
+		}
+		s, _ = Next(p, start.Add(time.Duration(minute)*time.Minute), h, s)
+		if s.FailedOver {
+			t.Fatalf("failed over at minute %d after spells of 3 minutes", minute)
+		}
 	}
 }

@@ -12,7 +12,6 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
 )
 
 const (
@@ -22,12 +21,20 @@ const (
 	// AnnotationUpdatedAt is when the manager last changed the work's spec: the start of that cluster's
 	// rollout step, from which progressDeadline is counted.
 	AnnotationUpdatedAt = "work.open-cluster-management.io/placementmanifestwork-updated-at"
+	// AnnotationTemplateHash is a hash of the template the work carries, without the cluster's split shares:
+	// equal on every cluster that runs the current template. A rollout strategy governs changes of it; a change
+	// of the shares alone (a cluster joined, left or failed over) reaches every cluster at once.
+	AnnotationTemplateHash = "work.open-cluster-management.io/placementmanifestwork-template-hash"
 )
 
 // stateAnnotations are the manager's annotations that come and go with the desired state: one that the
 // desired work lacks must be removed from the existing one.
-var stateAnnotations = []string{
-	AnnotationShares, failover.AnnotationUnhealthySince, failover.AnnotationHealthySince,
+var stateAnnotations = []string{AnnotationShares}
+
+// legacyAnnotations were written by earlier versions and are no longer read; a write drops them.
+var legacyAnnotations = []string{
+	"work.open-cluster-management.io/placementmanifestwork-unhealthy-since",
+	"work.open-cluster-management.io/placementmanifestwork-healthy-since",
 }
 
 // Owner is the namespaced name of a PlacementManifestWork.
@@ -44,6 +51,8 @@ type Builder struct {
 	owner   types.NamespacedName
 	// common is the JSON of the spec without its manifests: the first part of every spec hash.
 	common []byte
+	// templateHash is the hash of common and the template's own manifests, before any split.
+	templateHash string
 }
 
 // NewBuilder prepares the works of pmw, which all carry the given manifestConfigs.
@@ -56,16 +65,36 @@ func NewBuilder(pmw *workv1alpha1.PlacementManifestWork, configs []workv1.Manife
 	if err != nil {
 		return nil, fmt.Errorf("encoding the ManifestWork spec: %w", err)
 	}
-	return &Builder{pmw: pmw, configs: configs, owner: Owner(pmw), common: common}, nil
+	b := &Builder{pmw: pmw, configs: configs, owner: Owner(pmw), common: common}
+	b.templateHash = b.hash(pmw.Spec.ManifestWorkTemplate.Workload.Manifests)
+	return b, nil
+}
+
+// TemplateHash is the template hash the works of pmw carry with these manifestConfigs (see Builder.TemplateHash).
+func TemplateHash(pmw *workv1alpha1.PlacementManifestWork, configs []workv1.ManifestConfigOption) (string, error) {
+	b, err := NewBuilder(pmw, configs)
+	if err != nil {
+		return "", err
+	}
+	return b.TemplateHash(), nil
+}
+
+// TemplateHash is the value of AnnotationTemplateHash on every work that carries the current template.
+func (b *Builder) TemplateHash() string { return b.templateHash }
+
+// CarriesTemplate reports whether a work carries the template whose hash is given.
+func CarriesTemplate(w *workv1.ManifestWork, templateHash string) bool {
+	return w != nil && w.Annotations[AnnotationTemplateHash] == templateHash
 }
 
 // Build returns the ManifestWork wanted in cluster's namespace: the template's spec with the given manifests,
 // labelled and annotated as the PlacementManifestWork's.
 func (b *Builder) Build(cluster string, manifests []workv1.Manifest, shares map[string]int32) (*workv1.ManifestWork, error) {
 	annotations := map[string]string{
-		AnnotationOwner:    b.owner.String(),
-		AnnotationOwnerUID: string(b.pmw.UID),
-		AnnotationSpecHash: b.hash(manifests),
+		AnnotationOwner:        b.owner.String(),
+		AnnotationOwnerUID:     string(b.pmw.UID),
+		AnnotationSpecHash:     b.hash(manifests),
+		AnnotationTemplateHash: b.templateHash,
 	}
 	if len(shares) > 0 {
 		enc, err := json.Marshal(shares)
@@ -171,6 +200,9 @@ func Merge(existing, desired *workv1.ManifestWork) *workv1.ManifestWork {
 		out.Annotations = map[string]string{}
 	}
 	for _, k := range stateAnnotations {
+		delete(out.Annotations, k)
+	}
+	for _, k := range legacyAnnotations {
 		delete(out.Annotations, k)
 	}
 	for k, v := range desired.Annotations {

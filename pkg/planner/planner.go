@@ -57,8 +57,10 @@ type Plan struct {
 	ManifestConfigs []workv1.ManifestConfigOption
 	// Shares holds, per decided cluster, its share of every split manifest, keyed by SplitKey.
 	Shares map[string]map[string]int32
-	// Splits describes each split manifest's division.
+	// Splits describes each split manifest's division as planned.
 	Splits []workv1alpha1.SplitStatus
+	// SplitKeys holds the SplitKey of each entry of Splits.
+	SplitKeys []string
 	// Problems are entries that match no manifest or several, and unplaced replicas. They do not stop the plan.
 	Problems []Problem
 }
@@ -202,13 +204,19 @@ func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.M
 		}
 		plan.Shares[c][key] = share
 	}
-	st := splitStatus(m, fieldPath, total, result)
+	st := splitStatus(m, fieldPath, total, result.Shares)
+	st.Placed, st.Unplaced = result.Placed, result.Unplaced
 	st.FailedOver = keptOnFailedOver
 	plan.Splits = append(plan.Splits, st)
+	plan.SplitKeys = append(plan.SplitKeys, key)
 	if result.Unplaced > 0 {
-		plan.Problems = append(plan.Problems, Problem{Reason: workv1alpha1.ReasonReplicasUnplaced,
-			Message: fmt.Sprintf("%d of %d at %s of %s cannot be placed within limitRange.max on %d clusters",
-				result.Unplaced, total, fieldPath, m.ID(), len(clusters))})
+		msg := fmt.Sprintf("%d of %d at %s of %s cannot be placed within limitRange.max on %d clusters",
+			result.Unplaced, total, fieldPath, m.ID(), len(active))
+		if lower := limit(spec.LimitRange, true); lower != nil && total < *lower {
+			msg = fmt.Sprintf("%d at %s of %s is below limitRange.min %d, so no cluster gets a share: lower limitRange.min or raise the total",
+				total, fieldPath, m.ID(), *lower)
+		}
+		plan.Problems = append(plan.Problems, Problem{Reason: workv1alpha1.ReasonReplicasUnplaced, Message: msg})
 	}
 	return nil
 }
@@ -280,19 +288,52 @@ func limit(r *workv1alpha1.LimitRange, lower bool) *int32 {
 	return r.Max
 }
 
-func splitStatus(m template.Manifest, fieldPath string, total int32, result split.Result) workv1alpha1.SplitStatus {
-	st := workv1alpha1.SplitStatus{
+// DeliveredSplits describes each split of the plan as the works deliver it after this reconcile: a cluster
+// that a rollout holds on an earlier template, or whose write failed, counts with the share its work carries
+// (0 without a work), and the failed-over clusters' shares count as failedOver, not placed. unplaced stays the
+// plan's: what no cluster can take.
+func DeliveredSplits(plan *Plan, delivered map[string]map[string]int32, clusters []string, failedOver map[string]bool) []workv1alpha1.SplitStatus {
+	if len(plan.Splits) == 0 {
+		return nil
+	}
+	out := make([]workv1alpha1.SplitStatus, len(plan.Splits))
+	for i, planned := range plan.Splits {
+		key := plan.SplitKeys[i]
+		shares := make(map[string]int32, len(clusters))
+		var placed, kept int32
+		for _, c := range clusters {
+			v := delivered[c][key]
+			if failedOver[c] {
+				kept += v
+				continue
+			}
+			shares[c] = v
+			placed += v
+		}
+		st := splitStatusOf(planned, shares)
+		st.Placed, st.Unplaced, st.FailedOver = placed, planned.Unplaced, kept
+		out[i] = st
+	}
+	return out
+}
+
+func splitStatus(m template.Manifest, fieldPath string, total int32, shares map[string]int32) workv1alpha1.SplitStatus {
+	return splitStatusOf(workv1alpha1.SplitStatus{
 		Name:      m.Object.GetName(),
 		Namespace: m.Object.GetNamespace(),
 		Group:     m.GVK.Group,
 		Kind:      m.GVK.Kind,
 		FieldPath: fieldPath,
 		Total:     total,
-		Placed:    result.Placed,
-		Unplaced:  result.Unplaced,
-	}
+	}, shares)
+}
+
+// splitStatusOf fills the share counts and the clusters of uncommon shares into a SplitStatus that names its
+// manifest, field and total.
+func splitStatusOf(id workv1alpha1.SplitStatus, shares map[string]int32) workv1alpha1.SplitStatus {
+	st := workv1alpha1.SplitStatus{Name: id.Name, Namespace: id.Namespace, Group: id.Group, Kind: id.Kind, FieldPath: id.FieldPath, Total: id.Total}
 	counts := map[int32]int32{}
-	for _, v := range result.Shares {
+	for _, v := range shares {
 		counts[v]++
 	}
 	var mode int32
@@ -304,8 +345,8 @@ func splitStatus(m template.Manifest, fieldPath string, total int32, result spli
 		}
 	}
 	sort.Slice(st.Shares, func(i, j int) bool { return st.Shares[i].Share > st.Shares[j].Share })
-	names := make([]string, 0, len(result.Shares))
-	for c, v := range result.Shares {
+	names := make([]string, 0, len(shares))
+	for c, v := range shares {
 		if v != mode {
 			names = append(names, c)
 		}
@@ -316,7 +357,7 @@ func splitStatus(m template.Manifest, fieldPath string, total int32, result spli
 			st.ClustersNotListed = int32(len(names) - maxListedClusters)
 			break
 		}
-		st.Clusters = append(st.Clusters, workv1alpha1.ClusterShare{Cluster: c, Share: result.Shares[c]})
+		st.Clusters = append(st.Clusters, workv1alpha1.ClusterShare{Cluster: c, Share: shares[c]})
 	}
 	return st
 }

@@ -3,6 +3,7 @@ package planner
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,6 +13,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
 
 const (
@@ -221,4 +223,75 @@ func TestComputeRejectsWorksOverTheSizeLimit(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestUnplacedMessageNamesTheLimitThatBinds(t *testing.T) {
+	cases := map[string]struct {
+		limits *workv1alpha1.LimitRange
+		total  int
+		want   string
+	}{
+		"total below min":     {limits: &workv1alpha1.LimitRange{Min: ptr.To[int32](5)}, total: 3, want: "below limitRange.min 5"},
+		"more than max takes": {limits: &workv1alpha1.LimitRange{Max: ptr.To[int32](1)}, total: 5, want: "within limitRange.max"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			plan, err := Compute(pmw(tc.total, splitEntry(workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance, LimitRange: tc.limits})),
+				mustParse(t, pmw(tc.total)), Input{Clusters: []string{"a", "b"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(plan.Problems) != 1 || !strings.Contains(plan.Problems[0].Message, tc.want) {
+				t.Fatalf("problems = %+v, want one naming %q", plan.Problems, tc.want)
+			}
+		})
+	}
+}
+
+func TestDeliveredSplits(t *testing.T) {
+	p := pmw(6, splitEntry(workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}))
+	plan, err := Compute(p, mustParse(t, p), Input{Clusters: []string{"a", "b", "c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		delivered  map[string]map[string]int32
+		failedOver map[string]bool
+		want       workv1alpha1.SplitStatus
+	}{
+		"as planned": {
+			delivered: map[string]map[string]int32{"a": {webKey: 2}, "b": {webKey: 2}, "c": {webKey: 2}},
+			want: workv1alpha1.SplitStatus{Name: "web", Namespace: "default", Group: "apps", Kind: "Deployment", FieldPath: ".spec.replicas",
+				Total: 6, Placed: 6, Shares: []workv1alpha1.ShareCount{{Share: 2, Clusters: 3}}},
+		},
+		"one cluster held without a work yet, one on its earlier share": {
+			delivered: map[string]map[string]int32{"a": {webKey: 3}, "b": {webKey: 2}},
+			want: workv1alpha1.SplitStatus{Name: "web", Namespace: "default", Group: "apps", Kind: "Deployment", FieldPath: ".spec.replicas",
+				Total: 6, Placed: 5, Shares: []workv1alpha1.ShareCount{{Share: 3, Clusters: 1}, {Share: 2, Clusters: 1}, {Share: 0, Clusters: 1}},
+				Clusters: []workv1alpha1.ClusterShare{{Cluster: "b", Share: 2}, {Cluster: "c", Share: 0}}},
+		},
+		"a failed-over cluster's share is kept, not placed": {
+			delivered:  map[string]map[string]int32{"a": {webKey: 3}, "b": {webKey: 3}, "c": {webKey: 2}},
+			failedOver: map[string]bool{"c": true},
+			want: workv1alpha1.SplitStatus{Name: "web", Namespace: "default", Group: "apps", Kind: "Deployment", FieldPath: ".spec.replicas",
+				Total: 6, Placed: 6, FailedOver: 2, Shares: []workv1alpha1.ShareCount{{Share: 3, Clusters: 2}}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := DeliveredSplits(plan, tc.delivered, []string{"a", "b", "c"}, tc.failedOver)
+			if diff := cmp.Diff([]workv1alpha1.SplitStatus{tc.want}, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func mustParse(t *testing.T, p *workv1alpha1.PlacementManifestWork) []template.Manifest {
+	t.Helper()
+	ms, err := ParseTemplate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
 }

@@ -150,7 +150,7 @@ func TestSimulateResourceStatus(t *testing.T) {
 		}
 	}
 	wantValues := map[string]any{
-		"pmw.replicas": int64(2), "pmw.readyReplicas": int64(2), "pmw.availableReplicas": int64(2), "pmw.updatedReplicas": int64(2),
+		"pmw.replicas": int64(2), "pmw.readyReplicas": int64(2), "pmw.availableReplicas": int64(2), "pmw.updatedReplicas": int64(2), "pmw.specReplicas": int64(2),
 		"pmw.generation": int64(1), "pmw.observedGeneration": int64(1), "pmw.progressingReason": "NewReplicaSetAvailable",
 	}
 	if diff := cmp.Diff(wantValues, values); diff != "" {

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
@@ -169,8 +170,12 @@ func manifestCondition(w *workv1.ManifestWork, ordinal int) *workv1.ManifestCond
 	name, _ := md["name"].(string)
 	namespace, _ := md["namespace"].(string)
 	kind, _ := obj["kind"].(string)
+	apiVersion, _ := obj["apiVersion"].(string)
+	gv, _ := schema.ParseGroupVersion(apiVersion)
+	plural, _ := meta.UnsafeGuessKindToResource(gv.WithKind(kind))
 	w.Status.ResourceStatus.Manifests = append(w.Status.ResourceStatus.Manifests, workv1.ManifestCondition{
-		ResourceMeta: workv1.ManifestResourceMeta{Ordinal: int32(ordinal), Kind: kind, Name: name, Namespace: namespace},
+		ResourceMeta: workv1.ManifestResourceMeta{Ordinal: int32(ordinal), Group: gv.Group, Version: gv.Version, Kind: kind,
+			Resource: plural.Resource, Name: name, Namespace: namespace},
 	})
 	return &w.Status.ResourceStatus.Manifests[len(w.Status.ResourceStatus.Manifests)-1]
 }

@@ -3,7 +3,9 @@ package deploy
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,9 +14,14 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // markerDirs are the directories `make manifests` gives controller-gen (paths=./api/... paths=./controllers/...).
@@ -394,4 +401,94 @@ func auditedRequests(t *testing.T, user string) map[string][]int {
 		out[key] = append(out[key], code)
 	}
 	return out
+}
+
+// mayExecuteAs asks the hub whether the ServiceAccount ns/name may execute-as an executor, as OCM's ManifestWork
+// webhook asks of whoever writes a ManifestWork with one.
+func mayExecuteAs(t *testing.T, c client.Client, ns, name string) bool {
+	t.Helper()
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:   "system:serviceaccount:" + ns + ":" + name,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: "cluster1", Verb: "execute-as", Group: "work.open-cluster-management.io",
+			Resource: "manifestworks", Name: "system:serviceaccount:team-a:deployer",
+		},
+	}}
+	if err := c.Create(context.Background(), sar); err != nil {
+		t.Fatal(err)
+	}
+	return sar.Status.Allowed
+}
+
+// TestExecuteAsRBAC checks the grant of execute-as to the manager for both installs: the chart's
+// rbac.executeAs gives the release's own ServiceAccount the rule of config/policies/manager_execute_as.yaml,
+// which in turn names config/default's ServiceAccount; without them the manager may not execute as anyone.
+func TestExecuteAsRBAC(t *testing.T) {
+	c, _ := hubClient(t)
+	ns := restrictedNamespace(t, c, "pmw-exec")
+	data, err := os.ReadFile(filepath.Join(root, "config", "policies", "manager_execute_as.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	policyObjs := decodeAll(t, data)
+	want := permissions(rulesOf(t, one(t, policyObjs, "ClusterRole")))
+
+	for name, tc := range map[string]struct {
+		set     []string
+		allowed bool
+	}{
+		"rbac.executeAs":    {[]string{"rbac.executeAs=true"}, true},
+		"default values":    {nil, false},
+		"a named account":   {[]string{"rbac.executeAs=true", "serviceAccount.name=pmw-named"}, true},
+		"rbac.create false": {[]string{"rbac.executeAs=true", "rbac.create=false", "serviceAccount.create=false", "serviceAccount.name=elsewhere"}, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var args []string
+			for _, s := range tc.set {
+				args = append(args, "--set", s)
+			}
+			release := "exec-" + rand.String(5)
+			objs := render(t, release, ns, args...)
+			for _, o := range objs {
+				switch o.GetKind() {
+				case "ServiceAccount", "ClusterRole", "ClusterRoleBinding":
+					apply(t, c, o)
+				}
+			}
+			for _, cr := range ofKind(objs, "ClusterRole") {
+				if strings.HasSuffix(cr.GetName(), "-execute-as") {
+					if got := permissions(rulesOf(t, cr)); !slices.Equal(got, want) {
+						t.Errorf("the chart's %s grants %v, config/policies/manager_execute_as.yaml %v", cr.GetName(), got, want)
+					}
+				}
+			}
+			sa := convert[appsv1.Deployment](t, one(t, objs, "Deployment")).Spec.Template.Spec.ServiceAccountName
+			eventually(t, 10*time.Second, "the RBAC to take effect", func() error {
+				if got := mayExecuteAs(t, c, ns, sa); got != tc.allowed {
+					return fmt.Errorf("the release's ServiceAccount %s may execute-as: %v, want %v", sa, got, tc.allowed)
+				}
+				return nil
+			})
+		})
+	}
+
+	// config/policies binds config/default's ServiceAccount.
+	deployed := kustomizeOrNil(t, "config/default")
+	if deployed == nil {
+		return
+	}
+	d := convert[appsv1.Deployment](t, one(t, deployed, "Deployment"))
+	if mayExecuteAs(t, c, d.Namespace, d.Spec.Template.Spec.ServiceAccountName) {
+		t.Fatalf("config/default's ServiceAccount may execute-as before config/policies is applied")
+	}
+	for _, o := range policyObjs {
+		apply(t, c, o)
+	}
+	eventually(t, 10*time.Second, "config/policies' execute-as to take effect", func() error {
+		if !mayExecuteAs(t, c, d.Namespace, d.Spec.Template.Spec.ServiceAccountName) {
+			return fmt.Errorf("config/default's ServiceAccount %s/%s may not execute-as: manager_execute_as.yaml binds another", d.Namespace, d.Spec.Template.Spec.ServiceAccountName)
+		}
+		return nil
+	})
 }

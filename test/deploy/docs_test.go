@@ -1,17 +1,19 @@
 package deploy
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // reasonFiles hold the reason constants a user can meet in a PlacementManifestWork's status: condition reasons
@@ -141,5 +143,317 @@ func TestDocsExamplesApply(t *testing.T) {
 	}
 	if applied < 5 {
 		t.Fatalf("only %d example objects found in the docs", applied)
+	}
+}
+
+// conditionReasonBlock is a const block of api/v1alpha1/conditions.go documented "Reasons of the A, B and C
+// conditions...": the condition types it names and its reasons (values).
+type conditionReasonBlock struct {
+	conditions []string
+	reasons    []string
+}
+
+var reasonsOfRE = regexp.MustCompile(`^Reasons of the (.+?) conditions?\b`)
+
+// conditionCode is what api/v1alpha1 and the code say about conditions: the condition types and the reasons
+// of the condition blocks by constant name, the blocks, and per condition type the reasons the code sets on it
+// directly (see directConditionReasons).
+type conditionCode struct {
+	types   map[string]string // constant name -> value
+	reasons map[string]string // constant name -> value, condition reasons only
+	blocks  []conditionReasonBlock
+	direct  map[string]map[string]bool
+}
+
+func readConditionCode(t *testing.T) conditionCode {
+	t.Helper()
+	const rel = "api/v1alpha1/conditions.go"
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(root, rel), nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := conditionCode{types: map[string]string{}, reasons: map[string]string{}}
+	for value, name := range stringConstants(t, rel, "Condition") {
+		code.types[name] = value
+	}
+	typeByValue := map[string]bool{}
+	for _, v := range code.types {
+		typeByValue[v] = true
+	}
+	all := stringConstants(t, rel, "Reason")
+	for _, decl := range f.Decls {
+		g, ok := decl.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST || g.Doc == nil {
+			continue
+		}
+		m := reasonsOfRE.FindStringSubmatch(strings.TrimSpace(g.Doc.Text()))
+		if m == nil {
+			continue // not condition reasons (for example the reasons of status.unhealthyClusters)
+		}
+		var b conditionReasonBlock
+		for _, c := range regexp.MustCompile(`,\s*|\s+and\s+`).Split(m[1], -1) {
+			if !typeByValue[c] {
+				t.Fatalf("%s: %q names %s, which is not a condition type", rel, m[0], c)
+			}
+			b.conditions = append(b.conditions, c)
+		}
+		for _, spec := range g.Specs {
+			for _, name := range spec.(*ast.ValueSpec).Names {
+				for value, n := range all {
+					if n == name.Name {
+						b.reasons = append(b.reasons, value)
+						code.reasons[n] = value
+					}
+				}
+			}
+		}
+		code.blocks = append(code.blocks, b)
+	}
+	code.direct = directConditionReasons(t, code)
+	return code
+}
+
+// directConditionReasons finds, in the non-test Go files of controllers/ and pkg/, the reasons the code sets on
+// each condition type directly: a metav1.Condition literal with Type: <pkg>.Condition<X> and Reason:
+// <pkg>.Reason<Y>, or a variable holding such a literal whose .Reason is assigned <pkg>.Reason<Y> in the same
+// function. Reasons copied from elsewhere (another condition's, a planner error's) are not followed: the
+// reason blocks of conditions.go cover those.
+func directConditionReasons(t *testing.T, code conditionCode) map[string]map[string]bool {
+	t.Helper()
+	out := map[string]map[string]bool{}
+	add := func(cond, reason string) {
+		if out[cond] == nil {
+			out[cond] = map[string]bool{}
+		}
+		out[cond][reason] = true
+	}
+	constant := func(e ast.Expr, names map[string]string) string {
+		if sel, ok := e.(*ast.SelectorExpr); ok {
+			return names[sel.Sel.Name]
+		}
+		return ""
+	}
+	// conditionLiteral returns the type of a metav1.Condition literal, recording its Reason.
+	conditionLiteral := func(e ast.Expr) string {
+		lit, ok := e.(*ast.CompositeLit)
+		if !ok {
+			return ""
+		}
+		if sel, ok := lit.Type.(*ast.SelectorExpr); !ok || sel.Sel.Name != "Condition" {
+			return ""
+		}
+		var typ, reason string
+		for _, el := range lit.Elts {
+			if kv, ok := el.(*ast.KeyValueExpr); ok {
+				switch fmt.Sprint(kv.Key) {
+				case "Type":
+					typ = constant(kv.Value, code.types)
+				case "Reason":
+					reason = constant(kv.Value, code.reasons)
+				}
+			}
+		}
+		if typ != "" && reason != "" {
+			add(typ, reason)
+		}
+		return typ
+	}
+	for _, dir := range []string{"controllers", "pkg"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+			if err != nil {
+				return err
+			}
+			for _, decl := range f.Decls {
+				fn, ok := decl.(*ast.FuncDecl)
+				if !ok || fn.Body == nil {
+					continue
+				}
+				vars := map[string]string{}
+				ast.Inspect(fn.Body, func(n ast.Node) bool {
+					switch n := n.(type) {
+					case *ast.CompositeLit:
+						conditionLiteral(n)
+					case *ast.AssignStmt:
+						if len(n.Lhs) == len(n.Rhs) {
+							for i, lhs := range n.Lhs {
+								if id, ok := lhs.(*ast.Ident); ok {
+									if typ := conditionLiteral(n.Rhs[i]); typ != "" {
+										vars[id.Name] = typ
+									}
+								}
+							}
+						}
+					}
+					return true
+				})
+				ast.Inspect(fn.Body, func(n ast.Node) bool {
+					as, ok := n.(*ast.AssignStmt)
+					if !ok || len(as.Lhs) != len(as.Rhs) {
+						return true
+					}
+					for i, lhs := range as.Lhs {
+						sel, ok := lhs.(*ast.SelectorExpr)
+						if !ok || sel.Sel.Name != "Reason" {
+							continue
+						}
+						id, ok := sel.X.(*ast.Ident)
+						if !ok || vars[id.Name] == "" {
+							continue
+						}
+						if reason := constant(as.Rhs[i], code.reasons); reason != "" {
+							add(vars[id.Name], reason)
+						}
+					}
+					return true
+				})
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// readmeConditions reads README.md's table of conditions (under "### Conditions"): per condition type, the
+// reasons its rows list (`Reason` in the reason column) and the condition types that column refers to by name
+// (for example "as Ready's", "the Stalled reason"), whose reasons count as listed too.
+func readmeConditions(t *testing.T) (listed map[string][]string, refs map[string][]string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n### Conditions\n")
+	if !ok {
+		t.Fatal(`README.md has no "### Conditions" section`)
+	}
+	listed, refs = map[string][]string{}, map[string][]string{}
+	backticked := regexp.MustCompile("`([^`]+)`")
+	inTable, current := false, ""
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			if inTable {
+				break
+			}
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		if !inTable {
+			if len(cells) < 3 || cells[0] != "type" || cells[2] != "reason" {
+				t.Fatalf("README.md's conditions table has the header %q, want | type | status | reason | meaning |", line)
+			}
+			inTable = true
+			continue
+		}
+		if strings.HasPrefix(cells[0], "---") {
+			continue
+		}
+		if typ := strings.Trim(cells[0], "`"); typ != "" {
+			current = typ
+		}
+		if current == "" {
+			t.Fatalf("README.md's conditions table starts a row without a type: %q", line)
+		}
+		if _, ok := listed[current]; !ok {
+			listed[current] = []string{}
+		}
+		for _, m := range backticked.FindAllStringSubmatch(cells[2], -1) {
+			listed[current] = append(listed[current], m[1])
+		}
+		refs[current] = append(refs[current], strings.Fields(backticked.ReplaceAllString(cells[2], " "))...)
+	}
+	return listed, refs
+}
+
+// TestREADMEConditionsMatchTheCode holds README.md's table of conditions to the code, as
+// TestTroubleshootingCoversEveryReason holds docs/troubleshooting.md: it has a row for every condition type
+// and no other; every reason it lists is a condition reason of api/v1alpha1/conditions.go; each condition's
+// rows list every reason the code sets on that condition directly (directConditionReasons), and every reason
+// of a "Reasons of the X condition" block of conditions.go under X (under one of them, for a block naming
+// several). A row may stand for another condition's reasons by naming it ("as Ready's").
+func TestREADMEConditionsMatchTheCode(t *testing.T) {
+	code := readConditionCode(t)
+	listed, words := readmeConditions(t)
+
+	reasonValues := map[string]bool{}
+	for _, v := range code.reasons {
+		reasonValues[v] = true
+	}
+	types := map[string]bool{}
+	for _, v := range code.types {
+		types[v] = true
+		if _, ok := listed[v]; !ok {
+			t.Errorf("README.md's conditions table has no row for the condition %s", v)
+		}
+		if len(code.direct[v]) == 0 {
+			t.Errorf("found no place in controllers/ or pkg/ that sets a reason on the condition %s (a metav1.Condition literal with Type: ...Condition...): has the code moved? Teach directConditionReasons", v)
+		}
+	}
+	for typ, reasons := range listed {
+		if !types[typ] {
+			t.Errorf("README.md's conditions table has a row for %s, which is not a condition type of api/v1alpha1", typ)
+		}
+		for _, r := range reasons {
+			if !reasonValues[r] {
+				t.Errorf("README.md lists the reason %s for %s, which is not a condition reason of api/v1alpha1/conditions.go", r, typ)
+			}
+		}
+	}
+
+	// effective: a condition's listed reasons and those of the conditions its rows name.
+	effective := map[string]map[string]bool{}
+	var collect func(typ string, seen map[string]bool) map[string]bool
+	collect = func(typ string, seen map[string]bool) map[string]bool {
+		out := map[string]bool{}
+		if seen[typ] {
+			return out
+		}
+		seen[typ] = true
+		for _, r := range listed[typ] {
+			out[r] = true
+		}
+		for _, w := range words[typ] {
+			w = strings.TrimSuffix(strings.Trim(w, ".,;()"), "'s")
+			if types[w] && w != typ {
+				for r := range collect(w, seen) {
+					out[r] = true
+				}
+			}
+		}
+		return out
+	}
+	for typ := range types {
+		effective[typ] = collect(typ, map[string]bool{})
+	}
+
+	for typ, reasons := range code.direct {
+		for _, r := range sortedKeys(reasons) {
+			if !effective[typ][r] {
+				t.Errorf("the code sets %s on %s, which README.md's conditions table does not list for it", r, typ)
+			}
+		}
+	}
+	for _, b := range code.blocks {
+		for _, r := range b.reasons {
+			found := false
+			for _, c := range b.conditions {
+				found = found || effective[c][r]
+			}
+			if !found {
+				t.Errorf("api/v1alpha1/conditions.go has %s among the reasons of %s, which README.md's conditions table does not list there", r, strings.Join(b.conditions, ", "))
+			}
+		}
+	}
+	if len(code.blocks) < 4 || len(code.reasons) < 15 {
+		t.Fatalf("found only %d reason blocks with %d reasons in api/v1alpha1/conditions.go: has the code moved?", len(code.blocks), len(code.reasons))
 	}
 }

@@ -1,8 +1,10 @@
 // Package deploy tests how the manager is installed: the Helm chart (helm lint, helm template with default and
 // other values), the kustomize configuration in config/, the RBAC (least privilege, no wildcards, exactly the
-// +kubebuilder:rbac markers), the Dockerfile's build steps, and the docs' coverage of condition reasons. Every
-// rendered object is applied to an envtest hub with a server-side dry run, so the API server accepts it, and the
-// manager binary the Dockerfile's steps build runs on that hub as the chart's ServiceAccount.
+// +kubebuilder:rbac markers, every verb one the manager's requests use, execute-as for either install), the
+// monitoring objects and alerts, the Dockerfile's build steps, and the docs' coverage of condition reasons
+// (docs/troubleshooting.md and README.md's conditions table). Every rendered object is applied to an envtest
+// hub with a server-side dry run, so the API server accepts it, and the manager binary the Dockerfile's steps
+// build runs on that hub as the chart's ServiceAccount, its requests read back from the hub's audit log.
 //
 // helm comes from hack/helm-binary.sh (built once from helm.sh/helm/v3 into bin/helm/) unless HELM names a
 // binary; kubectl (for `kubectl kustomize`) comes from PATH.

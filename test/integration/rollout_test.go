@@ -113,6 +113,14 @@ var _ = Describe("Rollout, failover and moves", func() {
 				c := meta.FindStatusCondition(cur.Status.Conditions, workv1alpha1.ConditionRolloutComplete)
 				if i+1 < len(clusters) {
 					g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonRolloutProgressing))
+					// The clusters held on the earlier template are neither applied nor available, so neither
+					// ManifestworkApplied nor Ready can be True (the Orphan recipes wait for it).
+					applied := meta.FindStatusCondition(cur.Status.Conditions, workv1alpha1.ConditionManifestworkApplied)
+					g.Expect(applied.Status).To(Equal(metav1.ConditionFalse))
+					g.Expect(cur.Status.PlacedManifestWorkSummary.Applied).To(BeNumerically("<=", i+1))
+					g.Expect(cur.Status.PlacedManifestWorkSummary.Available).To(BeNumerically("<=", i))
+					g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, workv1alpha1.ConditionReady)).To(BeFalse())
+					g.Expect(cur.Status.UnhealthyClusters).To(ContainElement(HaveField("Reason", workv1alpha1.ReasonOutdatedTemplate)))
 				}
 			}, timeout, interval).Should(Succeed())
 			available(pmw, c, T)
@@ -143,6 +151,10 @@ var _ = Describe("Rollout, failover and moves", func() {
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonRolloutMaxFailures))
 			g.Expect(cur.Status.Rollout.Failed).To(BeEquivalentTo(1))
+			// Only the user can unblock it: kstatus Failed, so GitOps tools stop waiting.
+			stalled := meta.FindStatusCondition(cur.Status.Conditions, workv1alpha1.ConditionStalled)
+			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(stalled.Reason).To(Equal(workv1alpha1.ReasonRolloutMaxFailures))
 		}, timeout, interval).Should(Succeed())
 		Consistently(func() bool { return hasWork(pmw, clusters[1]) || hasWork(pmw, clusters[2]) }, "1s", interval).Should(BeFalse())
 	})
@@ -215,6 +227,123 @@ var _ = Describe("Rollout, failover and moves", func() {
 			g.Expect(replicas(g, clusters[1])).To(BeEquivalentTo(2))
 			g.Expect(getPMW(g, pmw).Status.FailedOverClusters).To(BeZero())
 		}, 3*timeout, interval).Should(Succeed())
+	})
+
+	It("fails a cluster over under a progressive rollout, even one held on an earlier template or stopped by maxFailures", func() {
+		clusters := newClusters(2)
+		decide(ns, "p", "p-decision-1", clusters...)
+		deployment := func(image string) *workv1alpha1.PlacementManifestWork {
+			d := framework.Deployment("web", "default", 4)
+			d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"] = image
+			return framework.MakePMW("failover-rollout", ns).Placement("p").Manifest(d).
+				Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default", Type: workv1alpha1.DistributionSplit,
+					Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}}).Obj()
+		}
+		pmw := deployment("app:1")
+		pmw.Spec.RolloutStrategy = &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive,
+			Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)}}
+		pmw.Spec.Failover = &workv1alpha1.FailoverPolicy{GracePeriod: &metav1.Duration{Duration: 2 * time.Second},
+			RecoveryPeriod: &metav1.Duration{Duration: time.Hour}}
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		replicas := func(g Gomega, cluster string) int64 {
+			obj := map[string]any{}
+			g.Expect(json.Unmarshal(work(g, pmw, cluster).Spec.Workload.Manifests[0].Raw, &obj)).To(Succeed())
+			return int64(obj["spec"].(map[string]any)["replicas"].(float64))
+		}
+		// report plays the agent: the Deployment ready at the work's share, or the work degraded.
+		report := func(cluster string, ready bool) {
+			Eventually(func(g Gomega) {
+				w := work(g, pmw, cluster)
+				share := int(replicas(g, cluster))
+				framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T, workv1.WorkDegraded: F})
+				if !ready {
+					framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkDegraded: T})
+				}
+				framework.Feedback(w, 0, map[string]any{
+					health.FeedbackPrefix + health.Generation: 1, health.FeedbackPrefix + health.ObservedGeneration: 1,
+					health.FeedbackPrefix + health.SpecReplicas: share,
+					health.FeedbackPrefix + health.Replicas: share, health.FeedbackPrefix + health.UpdatedReplicas: share,
+					health.FeedbackPrefix + health.ReadyReplicas: share, health.FeedbackPrefix + health.AvailableReplicas: share,
+				})
+				g.Expect(k8s.Status().Update(ctx, w)).To(Succeed())
+			}, timeout, interval).Should(Succeed())
+		}
+		for _, c := range clusters {
+			Eventually(func(g Gomega) { g.Expect(hasWork(pmw, c)).To(BeTrue()) }, timeout, interval).Should(Succeed())
+			report(c, true)
+		}
+		Eventually(func(g Gomega) {
+			g.Expect(meta.IsStatusConditionTrue(getPMW(g, pmw).Status.Conditions, workv1alpha1.ConditionReady)).To(BeTrue())
+		}, timeout, interval).Should(Succeed())
+
+		// A new image: the rollout takes one cluster, which never becomes available, so the other is held on
+		// the earlier template.
+		Eventually(func(g Gomega) {
+			cur := &workv1alpha1.PlacementManifestWork{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pmw), cur)).To(Succeed())
+			cur.Spec.ManifestWorkTemplate.Workload.Manifests = deployment("app:2").Spec.ManifestWorkTemplate.Workload.Manifests
+			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+		var updated, held string
+		Eventually(func(g Gomega) {
+			cur := getPMW(g, pmw)
+			g.Expect(cur.Status.Rollout).NotTo(BeNil())
+			g.Expect(cur.Status.Rollout.Updated).To(BeEquivalentTo(1))
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			a, b := work(g, pmw, clusters[0]), work(g, pmw, clusters[1])
+			g.Expect([]int64{a.Generation, b.Generation}).To(ConsistOf(int64(1), int64(2)), "one cluster updated, one held")
+			updated, held = clusters[0], clusters[1]
+			if a.Generation == 1 {
+				updated, held = clusters[1], clusters[0]
+			}
+		}, timeout, interval).Should(Succeed())
+
+		// The held cluster degrades: its failover clock runs although its work is not rewritten, and once the
+		// grace period passes its share moves to the updated cluster, which the rollout does not hold back.
+		report(held, false)
+		Eventually(func(g Gomega) {
+			g.Expect(replicas(g, updated)).To(BeEquivalentTo(4))
+			g.Expect(replicas(g, held)).To(BeEquivalentTo(2), "the held cluster keeps its work as it was")
+			cur := getPMW(g, pmw)
+			g.Expect(cur.Status.FailedOverClusters).To(BeEquivalentTo(1))
+			g.Expect(cur.Status.FailedOver).To(ConsistOf(HaveField("Cluster", held)))
+			g.Expect(cur.Status.Splits).To(HaveLen(1))
+			g.Expect(cur.Status.Splits[0].Placed).To(BeEquivalentTo(4), "what the updated cluster was delivered")
+			g.Expect(cur.Status.Splits[0].FailedOver).To(BeEquivalentTo(2), "what the held cluster still carries")
+		}, 3*timeout, interval).Should(Succeed())
+	})
+
+	It("keeps every condition at the current generation when the template becomes invalid", func() {
+		clusters := newClusters(2)
+		decide(ns, "p", "p-decision-1", clusters...)
+		pmw := framework.MakePMW("invalid", ns).Placement("p").Manifest(framework.Deployment("web", "default", 4)).
+			Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default", Type: workv1alpha1.DistributionSplit,
+				Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}}).Obj()
+		pmw.Spec.RolloutStrategy = &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive,
+			Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)}}
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) {
+			cur := getPMW(g, pmw)
+			g.Expect(cur.Status.Splits).To(HaveLen(1))
+			g.Expect(cur.Status.Rollout).NotTo(BeNil())
+		}, timeout, interval).Should(Succeed())
+
+		Eventually(func(g Gomega) {
+			cur := &workv1alpha1.PlacementManifestWork{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pmw), cur)).To(Succeed())
+			cur.Spec.ManifestWorkTemplate.Workload.Manifests[0].Raw = []byte(`{"apiVersion":"v1","kind":"ConfigMap"}`)
+			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			cur := getPMW(g, pmw)
+			for _, c := range cur.Status.Conditions {
+				g.Expect(c.ObservedGeneration).To(Equal(cur.Generation), "condition %s", c.Type)
+			}
+			g.Expect(meta.FindStatusCondition(cur.Status.Conditions, workv1alpha1.ConditionRolloutComplete).Status).To(Equal(metav1.ConditionUnknown))
+			g.Expect(cur.Status.Rollout).To(BeNil(), "no rollout of an invalid template")
+			g.Expect(cur.Status.Splits).To(BeEmpty(), "no split of an invalid template")
+		}, timeout, interval).Should(Succeed())
 	})
 
 	It("keeps a leaving cluster's work until the joining cluster is available (make before break)", func() {

@@ -56,8 +56,24 @@ type PlacementManifestWorkSpec struct {
 
 	// rolloutStrategy governs how a template change, and a cluster joining, reaches the clusters: All at once
 	// (the default), Progressive with maxConcurrency, or ProgressivePerGroup, as OCM's RolloutStrategy. A
-	// cluster succeeds when it is available (healthy), so progressive rollouts need no condition rules.
+	// cluster succeeds when it is available (healthy), so progressive rollouts need no condition rules. Its
+	// durations, numbers and percentages are checked here, as OCM's type does not check them all: whatever is
+	// admitted, the manager can decode and sdk-go's rollout handler can use.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.all) || !has(self.all.minSuccessTime) || self.all.minSuccessTime != '' && self.all.minSuccessTime.matches('^(0|([0-9]{1,6}([.][0-9]+)?h)?([0-9]{1,7}([.][0-9]+)?m)?([0-9]{1,9}([.][0-9]+)?s)?([0-9]{1,12}ms)?)$')",message="rolloutStrategy.all.minSuccessTime must be a non-negative duration such as 30s, 5m or 1h30m (units h, m, s and ms, largest first; days are not supported)",fieldPath=".all.minSuccessTime"
+	// +kubebuilder:validation:XValidation:rule="!has(self.all) || !has(self.all.progressDeadline) || self.all.progressDeadline != '' && self.all.progressDeadline.matches('^(None|([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?)$')",message="rolloutStrategy.all.progressDeadline must be None or a duration in whole hours, minutes and seconds, largest first, such as 90s, 10m or 1h30m",fieldPath=".all.progressDeadline"
+	// +kubebuilder:validation:XValidation:rule="!has(self.all) || !has(self.all.maxFailures) || (type(self.all.maxFailures) == int ? self.all.maxFailures >= 0 && self.all.maxFailures <= 2147483647 : self.all.maxFailures.matches('^(100|[0-9]{1,2})%$'))",message="rolloutStrategy.all.maxFailures must be a number of clusters from 0 to 2147483647 or a percentage from 0% to 100%",fieldPath=".all.maxFailures"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressive) || !has(self.progressive.minSuccessTime) || self.progressive.minSuccessTime != '' && self.progressive.minSuccessTime.matches('^(0|([0-9]{1,6}([.][0-9]+)?h)?([0-9]{1,7}([.][0-9]+)?m)?([0-9]{1,9}([.][0-9]+)?s)?([0-9]{1,12}ms)?)$')",message="rolloutStrategy.progressive.minSuccessTime must be a non-negative duration such as 30s, 5m or 1h30m (units h, m, s and ms, largest first; days are not supported)",fieldPath=".progressive.minSuccessTime"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressive) || !has(self.progressive.progressDeadline) || self.progressive.progressDeadline != '' && self.progressive.progressDeadline.matches('^(None|([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?)$')",message="rolloutStrategy.progressive.progressDeadline must be None or a duration in whole hours, minutes and seconds, largest first, such as 90s, 10m or 1h30m",fieldPath=".progressive.progressDeadline"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressive) || !has(self.progressive.maxFailures) || (type(self.progressive.maxFailures) == int ? self.progressive.maxFailures >= 0 && self.progressive.maxFailures <= 2147483647 : self.progressive.maxFailures.matches('^(100|[0-9]{1,2})%$'))",message="rolloutStrategy.progressive.maxFailures must be a number of clusters from 0 to 2147483647 or a percentage from 0% to 100%",fieldPath=".progressive.maxFailures"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressive) || !has(self.progressive.maxConcurrency) || (type(self.progressive.maxConcurrency) == int ? self.progressive.maxConcurrency >= 0 && self.progressive.maxConcurrency <= 2147483647 : self.progressive.maxConcurrency.matches('^(100|[0-9]{1,2})%$'))",message="rolloutStrategy.progressive.maxConcurrency must be a number of clusters from 0 to 2147483647 or a percentage from 0% to 100%",fieldPath=".progressive.maxConcurrency"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressive) || !has(self.progressive.mandatoryDecisionGroups) || self.progressive.mandatoryDecisionGroups.all(g, !has(g.groupIndex) || g.groupIndex <= 2147483647)",message="rolloutStrategy.progressive.mandatoryDecisionGroups[].groupIndex must be from 0 to 2147483647",fieldPath=".progressive.mandatoryDecisionGroups"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressive) || !has(self.progressive.mandatoryDecisionGroups) || self.progressive.mandatoryDecisionGroups.all(g, !has(g.groupIndex) || g.groupIndex >= 0)",message="rolloutStrategy.progressive.mandatoryDecisionGroups[].groupIndex must be from 0 to 2147483647",fieldPath=".progressive.mandatoryDecisionGroups"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressivePerGroup) || !has(self.progressivePerGroup.minSuccessTime) || self.progressivePerGroup.minSuccessTime != '' && self.progressivePerGroup.minSuccessTime.matches('^(0|([0-9]{1,6}([.][0-9]+)?h)?([0-9]{1,7}([.][0-9]+)?m)?([0-9]{1,9}([.][0-9]+)?s)?([0-9]{1,12}ms)?)$')",message="rolloutStrategy.progressivePerGroup.minSuccessTime must be a non-negative duration such as 30s, 5m or 1h30m (units h, m, s and ms, largest first; days are not supported)",fieldPath=".progressivePerGroup.minSuccessTime"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressivePerGroup) || !has(self.progressivePerGroup.progressDeadline) || self.progressivePerGroup.progressDeadline != '' && self.progressivePerGroup.progressDeadline.matches('^(None|([0-9]{1,6}h)?([0-9]{1,7}m)?([0-9]{1,9}s)?)$')",message="rolloutStrategy.progressivePerGroup.progressDeadline must be None or a duration in whole hours, minutes and seconds, largest first, such as 90s, 10m or 1h30m",fieldPath=".progressivePerGroup.progressDeadline"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressivePerGroup) || !has(self.progressivePerGroup.maxFailures) || (type(self.progressivePerGroup.maxFailures) == int ? self.progressivePerGroup.maxFailures >= 0 && self.progressivePerGroup.maxFailures <= 2147483647 : self.progressivePerGroup.maxFailures.matches('^(100|[0-9]{1,2})%$'))",message="rolloutStrategy.progressivePerGroup.maxFailures must be a number of clusters from 0 to 2147483647 or a percentage from 0% to 100%",fieldPath=".progressivePerGroup.maxFailures"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressivePerGroup) || !has(self.progressivePerGroup.mandatoryDecisionGroups) || self.progressivePerGroup.mandatoryDecisionGroups.all(g, !has(g.groupIndex) || g.groupIndex <= 2147483647)",message="rolloutStrategy.progressivePerGroup.mandatoryDecisionGroups[].groupIndex must be from 0 to 2147483647",fieldPath=".progressivePerGroup.mandatoryDecisionGroups"
+	// +kubebuilder:validation:XValidation:rule="!has(self.progressivePerGroup) || !has(self.progressivePerGroup.mandatoryDecisionGroups) || self.progressivePerGroup.mandatoryDecisionGroups.all(g, !has(g.groupIndex) || g.groupIndex >= 0)",message="rolloutStrategy.progressivePerGroup.mandatoryDecisionGroups[].groupIndex must be from 0 to 2147483647",fieldPath=".progressivePerGroup.mandatoryDecisionGroups"
 	RolloutStrategy *clusterv1alpha1.RolloutStrategy `json:"rolloutStrategy,omitempty"`
 
 	// failover moves the share of a split manifest away from a cluster that stays degraded or unavailable.
@@ -77,10 +93,16 @@ type FailoverPolicy struct {
 	// gracePeriod is how long a cluster holding a share may be degraded or unavailable before its share is
 	// divided among the available clusters. Default 5m.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self != '' && self.matches('^(0|([0-9]{1,6}([.][0-9]+)?h)?([0-9]{1,7}([.][0-9]+)?m)?([0-9]{1,9}([.][0-9]+)?s)?([0-9]{1,12}ms)?)$')",message="failover.gracePeriod must be a non-negative duration such as 30s, 5m or 1h30m (units h, m, s and ms, largest first; days are not supported)"
 	GracePeriod *metav1.Duration `json:"gracePeriod,omitempty"`
 	// recoveryPeriod is how long a failed-over cluster must be available again before it gets its share back,
 	// so a flapping cluster does not move replicas back and forth. Default 2m.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self != '' && self.matches('^(0|([0-9]{1,6}([.][0-9]+)?h)?([0-9]{1,7}([.][0-9]+)?m)?([0-9]{1,9}([.][0-9]+)?s)?([0-9]{1,12}ms)?)$')",message="failover.recoveryPeriod must be a non-negative duration such as 30s, 5m or 1h30m (units h, m, s and ms, largest first; days are not supported)"
 	RecoveryPeriod *metav1.Duration `json:"recoveryPeriod,omitempty"`
 }
 
@@ -104,6 +126,9 @@ type MoveStrategy struct {
 	Type MoveType `json:"type,omitempty"`
 	// timeout bounds how long the works of leaving clusters are kept. Default 10m.
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self != '' && self.matches('^(0|([0-9]{1,6}([.][0-9]+)?h)?([0-9]{1,7}([.][0-9]+)?m)?([0-9]{1,9}([.][0-9]+)?s)?([0-9]{1,12}ms)?)$')",message="moveStrategy.timeout must be a non-negative duration such as 30s, 5m or 1h30m (units h, m, s and ms, largest first; days are not supported)"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 }
 
@@ -191,11 +216,13 @@ type LimitRange struct {
 	// min is the smallest non-zero share a cluster gets.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Min *int32 `json:"min,omitempty"`
 
 	// max is the largest share a cluster gets; what cannot be placed is reported on status.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Max *int32 `json:"max,omitempty"`
 }
 
@@ -239,19 +266,29 @@ type ScoreSource struct {
 // partition total: every decided cluster is in exactly one of them.
 type PlacedManifestWorkSummary struct {
 	// total is the number of clusters in the placement's decisions, each of which should have a ManifestWork.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Total int32 `json:"total"`
 	// applied is the number of clusters whose ManifestWork reports Applied=True for its current generation.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Applied int32 `json:"applied"`
 	// available is the number of clusters that are healthy: the ManifestWork is applied and available for its
 	// current generation, every manifest is healthy (for example a Deployment's updated and available replicas
 	// reach that cluster's share), and the ManagedCluster is available.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Available int32 `json:"available"`
 	// progressing is the number of clusters on their way: not available and not degraded (no ManifestWork yet,
 	// not yet applied, or workloads not yet healthy).
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Progressing int32 `json:"progressing"`
 	// degraded is the number of clusters that need attention: the ManagedCluster is not available, the
 	// ManifestWork reports Applied=False or Degraded=True, or a manifest is degraded (for example a failed Job
 	// or a Deployment past its progress deadline).
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Degraded int32 `json:"degraded"`
 }
 
@@ -266,6 +303,7 @@ type PlacementManifestWorkStatus struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=type
+	// +kubebuilder:validation:XValidation:rule="self.all(c, c.lastTransitionTime >= timestamp('0001-01-01T00:00:00Z'))",message="conditions[].lastTransitionTime must be an RFC 3339 time such as 2024-01-01T00:00:00Z"
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// placement is the name of the Placement whose decisions are used.
@@ -294,6 +332,8 @@ type PlacementManifestWorkStatus struct {
 
 	// unhealthyClustersNotListed is how many more clusters are not available than unhealthyClusters names.
 	// +optional
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	UnhealthyClustersNotListed int32 `json:"unhealthyClustersNotListed,omitempty"`
 
 	// rollout shows the progress of the current template across the decided clusters.
@@ -302,6 +342,8 @@ type PlacementManifestWorkStatus struct {
 
 	// failedOverClusters is the number of clusters whose split shares are currently carried by others.
 	// +optional
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	FailedOverClusters int32 `json:"failedOverClusters,omitempty"`
 
 	// failedOver names the clusters whose split shares are carried by others, sorted by name, with when they
@@ -315,18 +357,28 @@ type PlacementManifestWorkStatus struct {
 	// leavingClusters is the number of clusters that left the decisions and whose works are kept until the
 	// joining clusters are available (make before break).
 	// +optional
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	LeavingClusters int32 `json:"leavingClusters,omitempty"`
 }
 
 // RolloutStatus shows how far the current template has reached.
 type RolloutStatus struct {
 	// updated is the number of decided clusters whose ManifestWork carries the current template.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Updated int32 `json:"updated"`
 	// total is the number of decided clusters.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Total int32 `json:"total"`
 	// succeeded is the number of updated clusters that are available.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Succeeded int32 `json:"succeeded"`
 	// failed is the number of updated clusters that are degraded or timed out.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Failed int32 `json:"failed"`
 	// currentGroup is the decision group being rolled out by a ProgressivePerGroup strategy.
 	// +optional
@@ -344,10 +396,16 @@ type ManifestSummary struct {
 	Kind  string `json:"kind"`
 	// healthy is the number of clusters where the manifest is healthy, by the built-in interpretation of its
 	// kind, its condition rules, or else by being applied and available.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Healthy int32 `json:"healthy"`
 	// progressing is the number of clusters where it is applied or being applied and not yet healthy.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Progressing int32 `json:"progressing"`
 	// degraded is the number of clusters where it is degraded.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Degraded int32 `json:"degraded"`
 	// feedback sums, per name, the integer status feedback of the manifest across clusters: for example
 	// readyReplicas of a split Deployment, to compare with its total, or succeeded and failed of a split Job.
@@ -364,6 +422,8 @@ type FeedbackSum struct {
 	// value is the sum across the clusters that reported it.
 	Value int64 `json:"value"`
 	// clusters is how many clusters reported it.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Clusters int32 `json:"clusters"`
 }
 
@@ -394,14 +454,22 @@ type SplitStatus struct {
 	// fieldPath is the field that is divided.
 	FieldPath string `json:"fieldPath"`
 	// total is the manifest's own value at fieldPath.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Total int32 `json:"total"`
 	// placed is the sum of the shares of the clusters that are not failed over.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Placed int32 `json:"placed"`
 	// unplaced is total minus placed: replicas no cluster can take within limitRange.max.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Unplaced int32 `json:"unplaced"`
 	// failedOver is the number of replicas kept on failed-over clusters, on top of placed: their share was
 	// divided among the available clusters, and they keep their own while they may still serve.
 	// +optional
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	FailedOver int32 `json:"failedOver,omitempty"`
 	// shares counts the clusters per share, largest share first.
 	// +optional
@@ -413,14 +481,20 @@ type SplitStatus struct {
 	Clusters []ClusterShare `json:"clusters,omitempty"`
 	// clustersNotListed is how many clusters with an uncommon share are not named in clusters.
 	// +optional
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	ClustersNotListed int32 `json:"clustersNotListed,omitempty"`
 }
 
 // ShareCount says how many clusters hold a given share.
 type ShareCount struct {
 	// share is the value of the field on these clusters.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Share int32 `json:"share"`
 	// clusters is how many clusters hold it.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Clusters int32 `json:"clusters"`
 }
 
@@ -429,6 +503,7 @@ type FailedOverCluster struct {
 	// cluster is the ManagedCluster's name.
 	Cluster string `json:"cluster"`
 	// since is when it was failed over.
+	// +kubebuilder:validation:XValidation:rule="self >= timestamp('0001-01-01T00:00:00Z')",message="since must be an RFC 3339 time such as 2024-01-01T00:00:00Z"
 	Since metav1.Time `json:"since"`
 }
 
@@ -437,6 +512,8 @@ type ClusterShare struct {
 	// cluster is the ManagedCluster's name.
 	Cluster string `json:"cluster"`
 	// share is the value of the field on that cluster.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Share int32 `json:"share"`
 }
 

@@ -83,6 +83,9 @@ type PlacementManifestWorkSpec struct {
 	// moveStrategy says what happens to the works of clusters that leave the decisions while others join.
 	// +optional
 	MoveStrategy *MoveStrategy `json:"moveStrategy,omitempty"`
+
+	// decodeProblems are the fields of the stored spec that could not be decoded (see DecodeProblems).
+	decodeProblems []string `json:"-"`
 }
 
 // FailoverPolicy governs failover of split replicas.

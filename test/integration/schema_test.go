@@ -1,0 +1,524 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+)
+
+// The property: whatever the API server admits into a PlacementManifestWork, the manager can decode. One
+// undecodable object makes the typed informer's LIST fail, and then no PlacementManifestWork on the hub is
+// reconciled. Rather than a few hand-picked cases, the test walks the CRD's schema to every leaf of spec and
+// status, writes adversarial values of the leaf's type (and of wrong types) into an object that is otherwise
+// valid, and decodes every object the API server admits: the write's response, strictly (the types without
+// their tolerant UnmarshalJSON, so the schema alone must keep undecodable values out) and with the manager's
+// scheme; for stored objects (one per spec leaf, one per status leaf) also a typed Get, and at the end a typed
+// List of them all. It fails when the walk finds fewer leaves than today's schema has, when a leaf is missing
+// from the base object, or when too few values are admitted or refused to mean anything.
+var _ = Describe("PlacementManifestWork schema", func() {
+	It("admits nothing the manager cannot decode, at any leaf of spec or status", func() {
+		ctx := context.Background()
+		ns := newNamespace("schema")
+		root := crdSchema()
+		props := root["properties"].(map[string]any)
+
+		var specLeaves, statusLeaves, containers []schemaNode
+		var skipped []string
+		walkSchema(props["spec"].(map[string]any), []string{"spec"}, &specLeaves, &containers, &skipped)
+		walkSchema(props["status"].(map[string]any), []string{"status"}, &statusLeaves, &containers, &skipped)
+		// A walk that finds little tests little: these are the counts of today's schema, less some slack.
+		Expect(len(specLeaves)).To(BeNumerically(">=", 60), "leaves under spec")
+		Expect(len(statusLeaves)).To(BeNumerically(">=", 45), "leaves under status")
+		Expect(skipped).To(ConsistOf("spec.manifestWorkTemplate.workload.manifests[]"), "only the raw manifests are skipped")
+
+		// Every leaf must exist in the base objects, or its values would land in a context that is invalid for
+		// other reasons and test nothing.
+		var uncovered []string
+		for _, l := range append(append([]schemaNode{}, specLeaves...), statusLeaves...) {
+			if !setAt(baseObject(), l.path, nil) {
+				uncovered = append(uncovered, l.String())
+			}
+		}
+		Expect(uncovered).To(BeEmpty(), "add these leaves to schemaBaseSpec or schemaBaseStatus in schema_test.go")
+
+		w := newSchemaWriter(ns)
+		t := &schemaTally{problems: map[string][]string{}, exercised: map[string]bool{}}
+
+		// The base object itself is admitted and decodes.
+		raw, err := w.create(ctx, "base", baseObject(), false)
+		Expect(err).NotTo(HaveOccurred())
+		t.check(ctx, w, "the base object", "", raw, "base")
+
+		// Spec: every value is written with dryRun (the response is the object as it would be stored, and nothing
+		// is stored for the manager to reconcile); then, for each leaf, the first admitted value is stored for
+		// real, so a typed Get and the List below read adversarial values of every leaf from etcd.
+		var jobs []func()
+		for _, l := range append(specLeaves, containersUnder("spec", containers)...) {
+			name := fmt.Sprintf("s%d", len(jobs))
+			jobs = append(jobs, func() {
+				stored := false
+				for _, v := range adversarialValues(l.kind) {
+					obj := baseObject()
+					setAt(obj, l.path, decodeJSON(v))
+					raw, err := w.create(ctx, name+"-dry", obj, true)
+					t.record(ctx, w, l.String(), truncate(v), raw, err, "")
+					if err == nil && !stored {
+						raw, err := w.create(ctx, name, obj, false)
+						t.record(ctx, w, l.String(), truncate(v), raw, err, name)
+						stored = true
+					}
+				}
+			})
+		}
+		// Status: one object per leaf, its status merge-patched with each value in turn.
+		for i, l := range statusLeaves {
+			name := fmt.Sprintf("st%d", i)
+			_, err := w.create(ctx, name, baseObject(), false)
+			Expect(err).NotTo(HaveOccurred())
+			var patches []map[string]any
+			for _, v := range adversarialValues(l.kind) {
+				obj := baseObject()
+				Expect(setAt(obj, l.path, decodeJSON(v))).To(BeTrue())
+				patches = append(patches, map[string]any{"status": obj["status"]})
+			}
+			jobs = append(jobs, func() {
+				for j, v := range adversarialValues(l.kind) {
+					raw, err := w.patchStatus(ctx, name, patches[j])
+					t.record(ctx, w, l.String(), truncate(v), raw, err, name)
+				}
+			})
+		}
+		By(fmt.Sprintf("writing %d objects and status patches", len(jobs)))
+		runParallel(8, jobs)
+		By("listing")
+
+		// The manager's informer lists every PlacementManifestWork at once: one bad item fails them all.
+		list := &workv1alpha1.PlacementManifestWorkList{}
+		if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
+			t.problem("the namespace", "", fmt.Sprintf("a typed List fails: %v", err))
+		}
+
+		summary := fmt.Sprintf("%d spec leaves, %d status leaves, %d containers; %d writes admitted, %d refused; %d leaves admitted some adversarial value",
+			len(specLeaves), len(statusLeaves), len(containers), t.admitted, t.refused, len(t.exercised))
+		AddReportEntry("schema property", summary)
+		GinkgoWriter.Println("schema property:", summary)
+		Expect(t.problems).To(BeEmpty(), "objects the API server admits must decode with the manager's scheme:\n%s", t.describe())
+		Expect(t.refused).To(BeNumerically(">", 1000), "the adversarial values must be refused often, or the test writes nothing bad")
+		Expect(t.admitted).To(BeNumerically(">", 1000), "the adversarial values must be admitted often, or the base object is invalid")
+		Expect(len(t.exercised)).To(BeNumerically(">=", 100), "leaves where some adversarial value was admitted")
+
+		By("deleting")
+		Expect(k8s.DeleteAllOf(ctx, &workv1alpha1.PlacementManifestWork{}, client.InNamespace(ns))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+			g.Expect(list.Items).To(BeEmpty())
+		}, 2*timeout, interval).Should(Succeed())
+	})
+})
+
+// strictPMW decodes spec and status with their fields' own decoding only, not the tolerant UnmarshalJSON.
+type strictPMW struct {
+	Spec   strictSpec   `json:"spec"`
+	Status strictStatus `json:"status"`
+}
+
+type (
+	strictSpec   workv1alpha1.PlacementManifestWorkSpec
+	strictStatus workv1alpha1.PlacementManifestWorkStatus
+)
+
+// schemaTally counts what the API server admits and refuses, and collects, per leaf, the admitted values the
+// manager cannot decode. Its methods are safe for concurrent use.
+type schemaTally struct {
+	mu                sync.Mutex
+	admitted, refused int
+	exercised         map[string]bool
+	// problems holds, per leaf, the first error and then every value that failed.
+	problems map[string][]string
+}
+
+func (t *schemaTally) problem(leaf, value, msg string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.problems[leaf]) == 0 {
+		t.problems[leaf] = append(t.problems[leaf], msg)
+	}
+	t.problems[leaf] = append(t.problems[leaf], value)
+}
+
+// record takes the outcome of one write of value at leaf to the object name ("" for a dry run).
+func (t *schemaTally) record(ctx context.Context, w *schemaWriter, leaf, value string, raw []byte, err error, name string) {
+	if err != nil {
+		t.mu.Lock()
+		t.refused++
+		t.mu.Unlock()
+		if !apierrors.IsInvalid(err) && !apierrors.IsBadRequest(err) {
+			t.problem(leaf, value, fmt.Sprintf("refused, but not as invalid input: %v", err))
+		}
+		return
+	}
+	t.mu.Lock()
+	t.exercised[leaf] = true
+	t.mu.Unlock()
+	t.check(ctx, w, leaf, value, raw, name)
+}
+
+// check decodes an admitted object as returned by the write and as read with a typed Get.
+func (t *schemaTally) check(ctx context.Context, w *schemaWriter, leaf, value string, raw []byte, name string) {
+	t.mu.Lock()
+	t.admitted++
+	t.mu.Unlock()
+	// The schema alone must make it decodable: spec and status decoded without their tolerant UnmarshalJSON,
+	// as a manager without it, or any other typed client, would.
+	if err := utiljson.Unmarshal(raw, &strictPMW{}); err != nil {
+		t.problem(leaf, value, fmt.Sprintf("admitted, but does not decode: %v", err))
+		return
+	}
+	// The manager's scheme decodes it with no problem to report: the response, and a typed Get.
+	got := &workv1alpha1.PlacementManifestWork{}
+	if err := runtime.DecodeInto(w.decoder, raw, got); err != nil {
+		t.problem(leaf, value, fmt.Sprintf("admitted, but the manager's scheme does not decode the response: %v", err))
+		return
+	}
+	if p := got.Spec.DecodeProblems(); len(p) > 0 {
+		t.problem(leaf, value, fmt.Sprintf("admitted, but decoded with problems: %v", p))
+	}
+	if name == "" {
+		return // a dry run: nothing to read back
+	}
+	if err := k8s.Get(ctx, types.NamespacedName{Namespace: w.ns, Name: name}, &workv1alpha1.PlacementManifestWork{}); err != nil {
+		t.problem(leaf, value, fmt.Sprintf("admitted, but a typed Get fails: %v", err))
+	}
+}
+
+// describe lists each leaf with its first error and the values that failed, one leaf a line.
+func (t *schemaTally) describe() string {
+	leaves := make([]string, 0, len(t.problems))
+	for l := range t.problems {
+		leaves = append(leaves, l)
+	}
+	sort.Strings(leaves)
+	var b strings.Builder
+	for _, l := range leaves {
+		fmt.Fprintf(&b, "%s: %s; values: %s\n", l, t.problems[l][0], strings.Join(t.problems[l][1:], " "))
+	}
+	return b.String()
+}
+
+// runParallel runs the jobs on n goroutines and waits for them.
+func runParallel(n int, jobs []func()) {
+	ch := make(chan func())
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for job := range ch {
+				job()
+			}
+		}()
+	}
+	for _, job := range jobs {
+		ch <- job
+	}
+	close(ch)
+	wg.Wait()
+}
+
+// containersUnder are the containers below the top-level field top.
+func containersUnder(top string, containers []schemaNode) []schemaNode {
+	var out []schemaNode
+	for _, c := range containers {
+		if c.path[0] == top && len(c.path) > 1 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// schemaNode is a node of the CRD's OpenAPI schema: a path from the object's root ("[]" for the items of an
+// array) and what kind of value it holds.
+type schemaNode struct {
+	path []string
+	kind string
+}
+
+func (n schemaNode) String() string { return pathString(n.path) }
+
+// pathString writes a path as in API server messages, with "[]" for every item of an array.
+func pathString(path []string) string {
+	return strings.ReplaceAll(strings.Join(path, "."), ".[]", "[]")
+}
+
+// crdSchema reads the PlacementManifestWork CRD's openAPIV3Schema from config/crd/bases.
+func crdSchema() map[string]any {
+	data, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "config", "crd", "bases",
+		"work.open-cluster-management.io_placementmanifestworks.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	crd := map[string]any{}
+	Expect(yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096).Decode(&crd)).To(Succeed())
+	versions := crd["spec"].(map[string]any)["versions"].([]any)
+	Expect(versions).To(HaveLen(1))
+	return versions[0].(map[string]any)["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)
+}
+
+// walkSchema collects the leaves under node: scalars, int-or-strings and string maps. Objects and arrays
+// are collected as containers (written with values of the wrong shape); embedded raw objects are skipped.
+func walkSchema(node map[string]any, path []string, leaves, containers *[]schemaNode, skipped *[]string) {
+	p := pathString(path)
+	switch {
+	case node["x-kubernetes-preserve-unknown-fields"] == true || node["x-kubernetes-embedded-resource"] == true:
+		*skipped = append(*skipped, p)
+		return
+	case node["x-kubernetes-int-or-string"] == true:
+		*leaves = append(*leaves, schemaNode{path: path, kind: "int-or-string"})
+		return
+	}
+	switch node["type"] {
+	case "object":
+		if props, ok := node["properties"].(map[string]any); ok {
+			*containers = append(*containers, schemaNode{path: path, kind: "container"})
+			keys := make([]string, 0, len(props))
+			for k := range props {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walkSchema(props[k].(map[string]any), append(append([]string{}, path...), k), leaves, containers, skipped)
+			}
+			return
+		}
+		*leaves = append(*leaves, schemaNode{path: path, kind: "map"})
+	case "array":
+		*containers = append(*containers, schemaNode{path: path, kind: "container"})
+		walkSchema(node["items"].(map[string]any), append(append([]string{}, path...), "[]"), leaves, containers, skipped)
+	case "string", "integer", "number", "boolean":
+		*leaves = append(*leaves, schemaNode{path: path, kind: node["type"].(string)})
+	default:
+		Fail(fmt.Sprintf("schema node %s has an unexpected type %v", p, node["type"]))
+	}
+}
+
+// setAt replaces the value at path in obj (the first array element that has the rest of the path) and says
+// whether the path exists. A nil value only checks that it exists.
+func setAt(obj any, path []string, v any) bool {
+	m, ok := obj.(map[string]any)
+	if !ok || len(path) == 0 {
+		return false
+	}
+	cur, ok := m[path[0]]
+	if !ok {
+		return false
+	}
+	rest := path[1:]
+	if len(rest) > 0 && rest[0] == "[]" {
+		items, ok := cur.([]any)
+		if !ok || len(items) == 0 {
+			return false
+		}
+		if len(rest) == 1 {
+			if v != nil {
+				items[0] = v
+			}
+			return true
+		}
+		for _, item := range items {
+			if setAt(item, rest[1:], v) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(rest) == 0 {
+		if v != nil {
+			m[path[0]] = v
+		}
+		return true
+	}
+	return setAt(cur, rest, v)
+}
+
+const longString = 5000
+
+// adversarialValues are JSON literals to write at a node of the given kind: values of its type that are
+// malformed, out of range or at the edges, and values of other types.
+func adversarialValues(kind string) []string {
+	strs := []string{`"1d"`, `""`, `"-1s"`, `"1.5h"`, `"abc"`, `"50%"`, `"101%"`, `"-1"`, `"0"`, `"0s"`, `"30s"`,
+		`"5m"`, `"1h30m"`, `"1h1h"`, `"90ms"`, `"1us"`, `"1µs"`, `"2562047h"`, `"2562048h"`, `"999999999999h"`,
+		`"1e3"`, `" 1s"`, `"None"`, `"5sx"`, `"xNone"`, `"2147483648"`, `"2024-01-01T00:00:00Z"`,
+		`"2024-01-01T00:00:00"`, `"2024-01-01T00:00:00+0100"`, `"2024-13-01T00:00:00Z"`, `"2024-01-01t00:00:00z"`,
+		`"2024-01-01T00:00:00x5Z"`, `"2024-01-01T00:00:00+24:00"`,
+		`"` + strings.Repeat("1", 300) + `s"`, `"` + strings.Repeat("a", longString) + `"`}
+	ints := []string{`0`, `-1`, `2147483647`, `2147483648`, `-2147483648`, `-2147483649`, `4294967296`,
+		`9007199254740992`, `9007199254740993`, `9223372036854775807`, `9223372036854775808`,
+		`-9223372036854775809`, `1.5`, `3.0`, `1e3`, `1e10`, `1e19`, `-0`}
+	wrong := []string{`true`, `{}`, `[]`, `[1]`, `["x"]`, `null`}
+	switch kind {
+	case "string":
+		return append(append(strs, `1`), wrong...)
+	case "integer", "number":
+		return append(append(ints, `"1"`), wrong...)
+	case "int-or-string":
+		return append(append(ints, strs...), wrong...)
+	case "boolean":
+		return []string{`true`, `false`, `"true"`, `1`, `{}`, `[]`, `null`}
+	case "map":
+		return []string{`{}`, `{"k":"v"}`, `{"k":1}`, `{"k":null}`, `{"k":{}}`, `"x"`, `1`, `[]`, `null`}
+	case "container":
+		return []string{`"x"`, `1`, `true`, `null`}
+	}
+	Fail("no values for kind " + kind)
+	return nil
+}
+
+func decodeJSON(v string) any {
+	dec := json.NewDecoder(strings.NewReader(v))
+	dec.UseNumber() // keep every integer literal exact, beyond float64's precision
+	var out any
+	Expect(dec.Decode(&out)).To(Succeed())
+	if out == nil {
+		return json.RawMessage("null") // setAt treats a nil value as "only check"
+	}
+	return out
+}
+
+func truncate(v string) string {
+	if len(v) > 40 {
+		return v[:20] + fmt.Sprintf("...(%d bytes)", len(v))
+	}
+	return v
+}
+
+// baseObject is a PlacementManifestWork that sets every leaf of the schema to a valid value.
+func baseObject() map[string]any {
+	obj := decodeJSON(`{"apiVersion":"work.open-cluster-management.io/v1alpha1","kind":"PlacementManifestWork",` +
+		`"metadata":{"name":"x"},"spec":` + schemaBaseSpec + `,"status":` + schemaBaseStatus + `}`).(map[string]any)
+	return obj
+}
+
+const schemaBaseSpec = `{
+  "placementRef": {"name": "p"},
+  "manifestWorkTemplate": {
+    "workload": {"manifests": [
+      {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web", "namespace": "default"}},
+      {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web2", "namespace": "default"}},
+      {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web3", "namespace": "default"}}
+    ]},
+    "deleteOption": {
+      "propagationPolicy": "SelectivelyOrphan",
+      "selectivelyOrphans": {"orphaningRules": [{"group": "", "resource": "configmaps", "namespace": "default", "name": "web"}]},
+      "ttlSecondsAfterFinished": 60
+    },
+    "executor": {"subject": {"type": "ServiceAccount", "serviceAccount": {"namespace": "default", "name": "sa"}}},
+    "manifestConfigs": [{
+      "resourceIdentifier": {"group": "", "resource": "configmaps", "namespace": "default", "name": "web"},
+      "feedbackRules": [{"type": "JSONPaths", "jsonPaths": [{"name": "n", "path": ".data.a", "version": "v1"}]}],
+      "feedbackScrapeType": "Poll",
+      "updateStrategy": {"type": "ServerSideApply", "serverSideApply": {"fieldManager": "work-agent", "force": true,
+        "ignoreFields": [{"condition": "OnSpokePresent", "jsonPaths": [".data.a"], "jqPathExpressions": [".data.b"], "jsonPointers": ["/data/c"]}]}},
+      "conditionRules": [{"type": "CEL", "condition": "Ready", "celExpressions": ["true"], "message": "ok", "messageExpression": "'ok'"}]
+    }]
+  },
+  "distributionStrategy": [
+    {"name": "web", "namespace": "default", "group": "", "kind": "ConfigMap", "type": "Split",
+     "split": {"type": "Balance", "fieldPath": ".data.n", "limitRange": {"min": 1, "max": 4}}},
+    {"name": "web2", "namespace": "default", "type": "Split",
+     "split": {"type": "Weighted", "weights": [
+       {"clusterName": "c1", "weight": 1},
+       {"clusterSelector": {"matchLabels": {"a": "b"}, "matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}, "weight": 2}]}},
+    {"name": "web3", "namespace": "default", "type": "Split",
+     "split": {"type": "Score", "score": {"resourceName": "r", "scoreName": "s"}}}
+  ],
+  "rolloutStrategy": {
+    "type": "Progressive",
+    "all": {"minSuccessTime": "1m", "progressDeadline": "10m", "maxFailures": 1},
+    "progressive": {"minSuccessTime": "1m", "progressDeadline": "10m", "maxFailures": "10%", "maxConcurrency": 2,
+      "mandatoryDecisionGroups": [{"groupName": "g", "groupIndex": 0}]},
+    "progressivePerGroup": {"minSuccessTime": "1m", "progressDeadline": "10m", "maxFailures": 1,
+      "mandatoryDecisionGroups": [{"groupName": "g", "groupIndex": 0}]}
+  },
+  "failover": {"disabled": false, "gracePeriod": "5m", "recoveryPeriod": "2m"},
+  "moveStrategy": {"type": "MakeBeforeBreak", "timeout": "10m"}
+}`
+
+const schemaBaseStatus = `{
+  "observedGeneration": 1,
+  "conditions": [{"type": "Ready", "status": "True", "observedGeneration": 1, "lastTransitionTime": "2024-01-01T00:00:00Z", "reason": "Ready", "message": "ok"}],
+  "placement": "p",
+  "placedManifestWorkSummary": {"total": 1, "applied": 1, "available": 1, "progressing": 0, "degraded": 0},
+  "splits": [{"name": "web", "namespace": "default", "group": "", "kind": "ConfigMap", "fieldPath": ".data.n",
+    "total": 3, "placed": 3, "unplaced": 0, "failedOver": 0, "shares": [{"share": 3, "clusters": 1}],
+    "clusters": [{"cluster": "c1", "share": 3}], "clustersNotListed": 0}],
+  "manifests": [{"name": "web", "namespace": "default", "group": "", "kind": "ConfigMap", "healthy": 1, "progressing": 0,
+    "degraded": 0, "feedback": [{"name": "n", "value": 3, "clusters": 1}]}],
+  "unhealthyClusters": [{"cluster": "c2", "state": "Degraded", "reason": "ClusterUnavailable", "message": "m"}],
+  "unhealthyClustersNotListed": 0,
+  "rollout": {"updated": 1, "total": 1, "succeeded": 1, "failed": 0, "currentGroup": "g"},
+  "failedOverClusters": 0,
+  "failedOver": [{"cluster": "c1", "since": "2024-01-01T00:00:00Z"}],
+  "leavingClusters": 0
+}`
+
+// schemaWriter writes raw JSON to the API server, so every literal reaches it exactly as written, and
+// decodes with the manager's scheme.
+type schemaWriter struct {
+	ns      string
+	rest    *rest.RESTClient
+	decoder runtime.Decoder
+}
+
+func newSchemaWriter(ns string) *schemaWriter {
+	codecs := serializer.NewCodecFactory(controllers.Scheme())
+	c := rest.CopyConfig(cfg)
+	c.GroupVersion = &workv1alpha1.GroupVersion
+	c.APIPath = "/apis"
+	c.NegotiatedSerializer = codecs.WithoutConversion()
+	rc, err := rest.RESTClientFor(c)
+	Expect(err).NotTo(HaveOccurred())
+	return &schemaWriter{ns: ns, rest: rc, decoder: codecs.UniversalDeserializer()}
+}
+
+// create writes obj with the given name; with dryRun nothing is stored.
+func (w *schemaWriter) create(ctx context.Context, name string, obj map[string]any, dryRun bool) ([]byte, error) {
+	obj["metadata"] = map[string]any{"name": name, "namespace": w.ns}
+	delete(obj, "status") // the status subresource ignores it on create
+	body, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	req := w.rest.Post().Namespace(w.ns).Resource("placementmanifestworks").Body(body)
+	if dryRun {
+		req = req.Param("dryRun", "All")
+	}
+	return req.Do(ctx).Raw()
+}
+
+func (w *schemaWriter) patchStatus(ctx context.Context, name string, patch map[string]any) ([]byte, error) {
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return nil, err
+	}
+	return w.rest.Patch(types.MergePatchType).Namespace(w.ns).Resource("placementmanifestworks").Name(name).
+		SubResource("status").Body(body).Do(ctx).Raw()
+}

@@ -26,6 +26,19 @@ func Unknown(p *clusterv1beta1.Placement, decisions []clusterv1beta1.PlacementDe
 	case len(decisions) == 0:
 		return fmt.Sprintf("Placement %q has no PlacementDecision yet", p.Name)
 	}
+	have := make(map[string]bool, len(decisions))
+	for i := range decisions {
+		have[decisions[i].Name] = true
+	}
+	for _, g := range p.Status.DecisionGroups {
+		for _, name := range g.Decisions {
+			if !have[name] {
+				// Deleted by someone, or by the garbage collector, and not yet written again: its clusters are
+				// unknown, however long that lasts.
+				return fmt.Sprintf("PlacementDecision %s named in the status of Placement %q is missing", name, p.Name)
+			}
+		}
+	}
 	for i := range decisions {
 		for _, ref := range decisions[i].OwnerReferences {
 			if ref.Kind == "Placement" && ref.APIVersion == clusterv1beta1.GroupVersion.String() && ref.Name == p.Name && ref.UID != p.UID {

@@ -62,6 +62,11 @@ func TestUnknown(t *testing.T) {
 			decisions: []clusterv1beta1.PlacementDecision{ownedBy(decision("d-1", "a", "b"), "old")},
 			want:      "earlier Placement",
 		},
+		"a decision the status names is missing": {
+			placement: reported(3, "d-1", "d-2"),
+			decisions: []clusterv1beta1.PlacementDecision{decision("d-1", "a", "b")},
+			want:      "d-2 named in the status",
+		},
 		"being deleted": {
 			placement: deleting,
 			decisions: []clusterv1beta1.PlacementDecision{ownedBy(decision("d-1", "a", "b"), "new")},

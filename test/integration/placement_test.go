@@ -192,6 +192,23 @@ var _ = Describe("Placement briefly unknown", func() {
 		}, timeout, interval).Should(Succeed())
 	})
 
+	It("keeps the works of a decision that the Placement's status names but that is missing, however long", func() {
+		clusters := newClusters(2)
+		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
+		decide(ns, "p", "p-decision-1", clusters[0])
+		decide(ns, "p", "p-decision-2", clusters[1])
+		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
+		pmw.Spec.MoveStrategy = &workv1alpha1.MoveStrategy{Type: workv1alpha1.MoveImmediate}
+		before := delivered(pmw, clusters)
+
+		// Someone deletes the second decision; the placement controller has not written it again.
+		Expect(k8s.Delete(ctx, framework.Decision("p-decision-2", ns, "p"))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(condition(g, pmw, workv1alpha1.ConditionPlacementVerified).Message).To(ContainSubstring("p-decision-2"))
+		}, timeout, interval).Should(Succeed())
+		Consistently(func(g Gomega) { g.Expect(uids(g, pmw)).To(Equal(before)) }, 2*settleTimeout, interval).Should(Succeed())
+	})
+
 	It("keeps the works while the decisions drop to nothing for a moment, and removes them once that lasts beyond the move timeout", func() {
 		clusters := newClusters(2)
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())

@@ -87,6 +87,11 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 	log := ctrl.LoggerFrom(ctx)
 	pmw := &workv1alpha1.PlacementManifestWork{}
 	if err := r.Get(ctx, req.NamespacedName, pmw); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Gone, whether through finalize or with its finalizer removed by hand: nothing of it may stay in
+			// memory or in the metrics.
+			r.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 
@@ -381,7 +386,13 @@ func (r *PlacementManifestWorkReconciler) finalize(ctx context.Context, pmw *wor
 	if err := r.Patch(ctx, pmw, patch); err != nil {
 		return fmt.Errorf("removing finalizer: %w", err)
 	}
-	key := manifestwork.Owner(pmw)
+	r.forget(manifestwork.Owner(pmw))
+	return nil
+}
+
+// forget drops everything the manager keeps of a PlacementManifestWork: its in-memory state and its metric
+// series.
+func (r *PlacementManifestWorkReconciler) forget(key types.NamespacedName) {
 	metrics.Forget(key)
 	r.fanOut.forget(key)
 	r.expectations.forget(key)
@@ -389,7 +400,6 @@ func (r *PlacementManifestWorkReconciler) finalize(ctx context.Context, pmw *wor
 	r.unsettled.forget(key)
 	r.failovers.forget(key)
 	r.shares.forget(key)
-	return nil
 }
 
 // resolvePlacement finds the Placement, creating it when the PlacementManifestWork names none, and collects

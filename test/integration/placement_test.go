@@ -209,6 +209,28 @@ var _ = Describe("Placement briefly unknown", func() {
 		Consistently(func(g Gomega) { g.Expect(uids(g, pmw)).To(Equal(before)) }, 2*settleTimeout, interval).Should(Succeed())
 	})
 
+	It("forgets a PlacementManifestWork deleted with its finalizer removed by hand: no metric series stays", func() {
+		clusters := newClusters(1)
+		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
+		decide(ns, "p", "p-decision-1", clusters...)
+		pmw := framework.MakePMW("forced", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
+		delivered(pmw, clusters)
+		series := map[string]string{"namespace": ns, "name": "forced"}
+		Eventually(func() float64 { return gauge("placementmanifestwork_manifestworks", series) }, timeout, interval).Should(BeEquivalentTo(1))
+
+		Eventually(func(g Gomega) {
+			cur := &workv1alpha1.PlacementManifestWork{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pmw), cur)).To(Succeed())
+			cur.Finalizers = nil
+			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+		Expect(k8s.Delete(ctx, pmw)).To(Succeed())
+		Eventually(func() float64 { return gauge("placementmanifestwork_manifestworks", series) }, timeout, interval).Should(BeEquivalentTo(-1))
+		Eventually(func() float64 {
+			return gauge("placementmanifestwork_clusters", map[string]string{"namespace": ns, "name": "forced", "health": "progressing"})
+		}, timeout, interval).Should(BeEquivalentTo(-1))
+	})
+
 	It("keeps the works while the decisions drop to nothing for a moment, and removes them once that lasts beyond the move timeout", func() {
 		clusters := newClusters(2)
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())

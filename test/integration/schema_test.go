@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
@@ -147,6 +148,48 @@ type (
 	strictSpec   workv1alpha1.PlacementManifestWorkSpec
 	strictStatus workv1alpha1.PlacementManifestWorkStatus
 )
+
+// The values the schema refuses so that the manager can decode what it admits, each with a message that
+// names the field and the accepted form; docs/bad-input.md lists them with these entries.
+var _ = Describe("PlacementManifestWork schema messages", func() {
+	DescribeTable("refuses what the manager could not decode, saying what is accepted",
+		func(spec, message string) {
+			pmw := &unstructured.Unstructured{}
+			Expect(json.Unmarshal([]byte(`{"apiVersion":"work.open-cluster-management.io/v1alpha1","kind":"PlacementManifestWork",`+
+				`"metadata":{"name":"x"},"spec":{"placementRef":{"name":"p"},"manifestWorkTemplate":{"workload":{"manifests":[`+
+				`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"default"}}]}}}}`), &pmw.Object)).To(Succeed())
+			fields := map[string]any{}
+			Expect(utiljson.Unmarshal([]byte(spec), &fields)).To(Succeed()) // integers as int64
+			for k, v := range fields {
+				Expect(unstructured.SetNestedField(pmw.Object, v, "spec", k)).To(Succeed())
+			}
+			pmw.SetNamespace(newNamespace("messages"))
+			err := k8s.Create(context.Background(), pmw, client.DryRunAll)
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+			Expect(err.Error()).To(ContainSubstring(message))
+		},
+		Entry("a day in moveStrategy.timeout", `{"moveStrategy":{"timeout":"1d"}}`,
+			`spec.moveStrategy.timeout: Invalid value: "1d": moveStrategy.timeout must be a non-negative duration such as 30s, 5m or 1h30m (units h, m, s and ms, largest first; days are not supported)`),
+		Entry("a negative failover.gracePeriod", `{"failover":{"gracePeriod":"-1s"}}`,
+			"failover.gracePeriod must be a non-negative duration"),
+		Entry("an empty failover.recoveryPeriod", `{"failover":{"recoveryPeriod":""}}`,
+			"failover.recoveryPeriod must be a non-negative duration"),
+		Entry("an overflowing duration", `{"moveStrategy":{"timeout":"9999999h"}}`,
+			"moveStrategy.timeout must be a non-negative duration"),
+		Entry("a day in rolloutStrategy minSuccessTime", `{"rolloutStrategy":{"type":"Progressive","progressive":{"minSuccessTime":"1d"}}}`,
+			"spec.rolloutStrategy.progressive.minSuccessTime: Invalid value: rolloutStrategy.progressive.minSuccessTime must be a non-negative duration"),
+		Entry("a progressDeadline sdk-go cannot parse", `{"rolloutStrategy":{"type":"All","all":{"progressDeadline":"5sx"}}}`,
+			"rolloutStrategy.all.progressDeadline must be None or a duration in whole hours, minutes and seconds, largest first, such as 90s, 10m or 1h30m"),
+		Entry("a maxFailures beyond int32", `{"rolloutStrategy":{"type":"ProgressivePerGroup","progressivePerGroup":{"maxFailures":2147483648}}}`,
+			"rolloutStrategy.progressivePerGroup.maxFailures must be a whole number of clusters from 0 to 2147483647, unquoted, or a percentage from 0% to 100%"),
+		Entry("a quoted maxConcurrency", `{"rolloutStrategy":{"type":"Progressive","progressive":{"maxConcurrency":"5"}}}`,
+			"rolloutStrategy.progressive.maxConcurrency must be a whole number of clusters from 0 to 2147483647, unquoted, or a percentage"),
+		Entry("a groupIndex beyond int32", `{"rolloutStrategy":{"type":"Progressive","progressive":{"mandatoryDecisionGroups":[{"groupIndex":2147483648}]}}}`,
+			"rolloutStrategy.progressive.mandatoryDecisionGroups[].groupIndex must be from 0 to 2147483647"),
+		Entry("a limitRange beyond int32", `{"distributionStrategy":[{"name":"c","namespace":"default","type":"Split","split":{"limitRange":{"max":2147483648}}}]}`,
+			"spec.distributionStrategy[0].split.limitRange.max in body should be less than or equal to 2147483647"),
+	)
+})
 
 // schemaTally counts what the API server admits and refuses, and collects, per leaf, the admitted values the
 // manager cannot decode. Its methods are safe for concurrent use.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -134,6 +135,13 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 	obs.template, err = planner.ParseTemplate(pmw)
 	if !errors.As(err, &obs.invalid) && err != nil {
 		return ctrl.Result{}, err
+	}
+	if problems := pmw.Spec.DecodeProblems(); len(problems) > 0 {
+		// Stored before the CRD refused such values: the decoded spec lacks those fields, so acting on it would
+		// not be acting on the user's spec.
+		obs.invalid = &planner.InvalidError{Reason: workv1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf(
+			"The stored spec has fields the manager cannot decode: %s; edit them to valid values (the CRD now refuses such values). The ManifestWorks already delivered are kept",
+			strings.Join(problems, "; "))}
 	}
 	if obs.unavailable, err = r.unavailableClusters(ctx); err != nil {
 		return ctrl.Result{}, err

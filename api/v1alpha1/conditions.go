@@ -132,3 +132,11 @@ const (
 	// current one there yet (or writing it failed).
 	ReasonOutdatedTemplate = "OutdatedTemplate"
 )
+
+// Reasons of the Stalled, Ready and ManifestworkApplied conditions for a spec the manager cannot use.
+const (
+	// ReasonInvalidSpec: fields of the stored spec cannot be decoded (stored before the CRD refused such values,
+	// for example moveStrategy.timeout: 1d). Nothing is written and the delivered ManifestWorks are kept until
+	// the user fixes the fields the message names.
+	ReasonInvalidSpec = "InvalidSpec"
+)

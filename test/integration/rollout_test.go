@@ -262,7 +262,7 @@ var _ = Describe("Rollout, failover and moves", func() {
 				framework.Feedback(w, 0, map[string]any{
 					health.FeedbackPrefix + health.Generation: 1, health.FeedbackPrefix + health.ObservedGeneration: 1,
 					health.FeedbackPrefix + health.SpecReplicas: share,
-					health.FeedbackPrefix + health.Replicas: share, health.FeedbackPrefix + health.UpdatedReplicas: share,
+					health.FeedbackPrefix + health.Replicas:     share, health.FeedbackPrefix + health.UpdatedReplicas: share,
 					health.FeedbackPrefix + health.ReadyReplicas: share, health.FeedbackPrefix + health.AvailableReplicas: share,
 				})
 				g.Expect(k8s.Status().Update(ctx, w)).To(Succeed())

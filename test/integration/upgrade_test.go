@@ -6,9 +6,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
@@ -32,11 +34,32 @@ var _ = Describe("A spec stored before the CRD refused it", func() {
 		Expect(k8s.Update(ctx, loose)).To(Succeed())
 		DeferCleanup(func() { restoreCRD(ctx, strict) })
 
+		clusters := newClusters(2)
+		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
+		decide(ns, "p", "p-decision-1", clusters...)
 		bad := framework.MakePMW("bad", ns).Placement("p").Manifest(framework.ConfigMap("c", ns, nil)).Obj()
 		bad.Spec.MoveStrategy = &workv1alpha1.MoveStrategy{Type: workv1alpha1.MoveMakeBeforeBreak}
-		badRaw := toUnstructured(bad)
-		Expect(unstructured.SetNestedField(badRaw.Object, "1d", "spec", "moveStrategy", "timeout")).To(Succeed())
-		Eventually(func() error { return k8s.Create(ctx, badRaw.DeepCopy()) }, timeout, interval).Should(Succeed())
+		// The spec the user sets later: another template, and a timeout the old CRD admitted.
+		badRaw := toUnstructured(framework.MakePMW("bad", ns).Placement("p").
+			Manifest(framework.ConfigMap("c", ns, map[string]string{"v": "changed"})).Obj())
+		Expect(k8s.Create(ctx, bad)).To(Succeed())
+		delivered := map[string]types.UID{}
+		Eventually(func(g Gomega) {
+			for c, w := range worksOf(g, bad) {
+				delivered[c] = w.UID
+			}
+			g.Expect(delivered).To(HaveLen(2))
+		}, timeout, interval).Should(Succeed())
+		Expect(unstructured.SetNestedField(badRaw.Object, map[string]any{"type": "MakeBeforeBreak", "timeout": "1d"}, "spec", "moveStrategy")).To(Succeed())
+		Eventually(func() error {
+			cur := &unstructured.Unstructured{}
+			cur.SetGroupVersionKind(workv1alpha1.GroupVersion.WithKind("PlacementManifestWork"))
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(bad), cur); err != nil {
+				return err
+			}
+			cur.Object["spec"] = badRaw.Object["spec"]
+			return k8s.Update(ctx, cur)
+		}, timeout, interval).Should(Succeed())
 		good := framework.MakePMW("good", ns).Placement("p").Manifest(framework.ConfigMap("c", ns, nil)).Obj()
 		Expect(k8s.Create(ctx, good)).To(Succeed())
 
@@ -88,8 +111,21 @@ var _ = Describe("A spec stored before the CRD refused it", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(stillBad).To(Equal("1d"))
 
-		// The controller's side (the lead extends this spec): the bad PlacementManifestWork reports its
-		// DecodeProblems on its own status and is not otherwise acted on.
+		By("the manager reports the bad one's problem on its own status and keeps its delivered works as they were")
+		Eventually(func(g Gomega) {
+			c := condition(g, bad, workv1alpha1.ConditionStalled)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonInvalidSpec))
+			g.Expect(c.Message).To(ContainSubstring(`spec.moveStrategy.timeout: time: unknown unit "d"`))
+		}, timeout, interval).Should(Succeed())
+		Consistently(func(g Gomega) {
+			works := worksOf(g, bad)
+			g.Expect(works).To(HaveLen(2))
+			for c, w := range works {
+				g.Expect(w.UID).To(Equal(delivered[c]))
+				g.Expect(w.Generation).To(BeEquivalentTo(1), "the template change is not written from a spec the manager cannot read")
+			}
+		}, "2s", interval).Should(Succeed())
 
 		Expect(k8s.Delete(ctx, bad)).To(Succeed())
 		Expect(k8s.Delete(ctx, good)).To(Succeed())

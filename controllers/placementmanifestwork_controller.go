@@ -33,9 +33,6 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
 
-// Finalizer keeps a PlacementManifestWork until its ManifestWorks are gone.
-const Finalizer = "work.open-cluster-management.io/placementmanifestwork-cleanup"
-
 // conflictRetry is how soon a PlacementManifestWork blocked by a foreign ManifestWork tries again: the foreign
 // work is outside the manager's cache, so no event says when it goes away.
 const conflictRetry = time.Minute
@@ -109,9 +106,9 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 	if !pmw.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, pmw, owned)
 	}
-	if !controllerutil.ContainsFinalizer(pmw, Finalizer) {
+	if !controllerutil.ContainsFinalizer(pmw, workv1alpha1.Finalizer) {
 		patch := client.MergeFrom(pmw.DeepCopy())
-		controllerutil.AddFinalizer(pmw, Finalizer)
+		controllerutil.AddFinalizer(pmw, workv1alpha1.Finalizer)
 		if err := r.Patch(ctx, pmw, patch); err != nil {
 			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
 		}
@@ -300,7 +297,7 @@ type observation struct {
 	failedOver     map[string]bool
 	// rollout says which clusters the rollout strategy lets have the current template now.
 	rollout rolloutPlan
-	// templateHash is the hash of the current template (manifestwork.AnnotationTemplateHash); "" without a plan.
+	// templateHash is the hash of the current template (workv1alpha1.AnnotationTemplateHash); "" without a plan.
 	templateHash string
 	// upToDate are the decided clusters whose work carries the current template after this reconcile.
 	upToDate map[string]bool
@@ -344,7 +341,7 @@ func (r *PlacementManifestWorkReconciler) ownedWorks(ctx context.Context, pmw *w
 	// The works are only read (an update writes a copy), so the cache's objects are not copied: at thousands of
 	// clusters the copies would dominate each reconcile.
 	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy, client.MatchingLabels{
-		manifestwork.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
+		workv1alpha1.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
 	}); err != nil {
 		return nil, fmt.Errorf("listing ManifestWorks: %w", err)
 	}
@@ -361,7 +358,7 @@ func (r *PlacementManifestWorkReconciler) ownedWorks(ctx context.Context, pmw *w
 // finalize deletes every owned ManifestWork and releases the PlacementManifestWork once they are all gone, so
 // the agents have removed the workloads from the clusters first.
 func (r *PlacementManifestWorkReconciler) finalize(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, owned map[string]*workv1.ManifestWork) error {
-	if !controllerutil.ContainsFinalizer(pmw, Finalizer) {
+	if !controllerutil.ContainsFinalizer(pmw, workv1alpha1.Finalizer) {
 		return nil
 	}
 	if len(owned) > 0 {
@@ -390,7 +387,7 @@ func (r *PlacementManifestWorkReconciler) finalize(ctx context.Context, pmw *wor
 		return nil
 	}
 	patch := client.MergeFrom(pmw.DeepCopy())
-	controllerutil.RemoveFinalizer(pmw, Finalizer)
+	controllerutil.RemoveFinalizer(pmw, workv1alpha1.Finalizer)
 	if err := r.Patch(ctx, pmw, patch); err != nil {
 		return fmt.Errorf("removing finalizer: %w", err)
 	}
@@ -616,7 +613,7 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 			obs.writeErrors = append(obs.writeErrors, err)
 			continue
 		}
-		desired[cluster], desiredHash[cluster] = w, w.Annotations[manifestwork.AnnotationSpecHash]
+		desired[cluster], desiredHash[cluster] = w, w.Annotations[workv1alpha1.AnnotationSpecHash]
 	}
 	obs.templateHash = builder.TemplateHash()
 	obs.rollout = planRollout(pmw, obs, obs.current)
@@ -633,7 +630,7 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 		// over) reach a cluster that runs the current template at once, so failover is never held back by the
 		// rollout's failure accounting.
 		templateChange := !manifestwork.CarriesTemplate(existing, obs.templateHash)
-		specChange := existing == nil || existing.Annotations[manifestwork.AnnotationSpecHash] != desiredHash[cluster]
+		specChange := existing == nil || existing.Annotations[workv1alpha1.AnnotationSpecHash] != desiredHash[cluster]
 		if !templateChange {
 			obs.upToDate[cluster] = true
 		}
@@ -711,7 +708,7 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 		result := o.desired
 		operation := "create"
 		if o.specChange {
-			result.Annotations[manifestwork.AnnotationUpdatedAt] = now.UTC().Format(time.RFC3339)
+			result.Annotations[workv1alpha1.AnnotationUpdatedAt] = now.UTC().Format(time.RFC3339)
 		}
 		if o.existing == nil {
 			err = r.Create(ctx, result)
@@ -777,7 +774,7 @@ func (r *PlacementManifestWorkReconciler) adopt(ctx context.Context, pmw *workv1
 	if !manifestwork.IsOwnedBy(cur, pmw) {
 		return nil, false, nil
 	}
-	if cur.Annotations[manifestwork.AnnotationSpecHash] == desired.Annotations[manifestwork.AnnotationSpecHash] && manifestwork.UpToDate(cur, desired) {
+	if cur.Annotations[workv1alpha1.AnnotationSpecHash] == desired.Annotations[workv1alpha1.AnnotationSpecHash] && manifestwork.UpToDate(cur, desired) {
 		return cur, true, nil
 	}
 	updated := manifestwork.Merge(cur, desired)

@@ -147,7 +147,7 @@ func groupName(k placementsdk.GroupKey) string {
 }
 
 func updatedAt(w *workv1.ManifestWork) *metav1.Time {
-	if t, err := time.Parse(time.RFC3339, w.Annotations[manifestwork.AnnotationUpdatedAt]); err == nil {
+	if t, err := time.Parse(time.RFC3339, w.Annotations[workv1alpha1.AnnotationUpdatedAt]); err == nil {
 		return &metav1.Time{Time: t}
 	}
 	return &w.CreationTimestamp

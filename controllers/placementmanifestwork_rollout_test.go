@@ -12,7 +12,6 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 )
 
 func TestPlanRollout(t *testing.T) {
@@ -23,7 +22,7 @@ func TestPlanRollout(t *testing.T) {
 		decision.Status.Decisions = append(decision.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c})
 	}
 	work := func(hash string) *workv1.ManifestWork {
-		return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{manifestwork.AnnotationTemplateHash: hash}}}
+		return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{workv1alpha1.AnnotationTemplateHash: hash}}}
 	}
 	progressive := func(p clusterv1alpha1.RolloutProgressive) *clusterv1alpha1.RolloutStrategy {
 		return &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive, Progressive: &p}

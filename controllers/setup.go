@@ -48,7 +48,7 @@ const (
 // and conditions. Updates of cached objects keep the API server's managedFields: an object without them
 // leaves them as they are.
 func CacheOptions() cache.Options {
-	owned, err := labels.NewRequirement(manifestwork.LabelPlacementManifestWork, selection.Exists, nil)
+	owned, err := labels.NewRequirement(workv1alpha1.LabelPlacementManifestWork, selection.Exists, nil)
 	if err != nil {
 		panic(err) // the key is a constant; an error here is a programming error
 	}

@@ -14,22 +14,9 @@ import (
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 )
 
-const (
-	// AnnotationShares records the split shares a ManifestWork carries, as JSON keyed by the planner's split
-	// key, so the next division can keep them stable without decoding the manifests.
-	AnnotationShares = "work.open-cluster-management.io/placementmanifestwork-shares"
-	// AnnotationUpdatedAt is when the manager last changed the work's spec: the start of that cluster's
-	// rollout step, from which progressDeadline is counted.
-	AnnotationUpdatedAt = "work.open-cluster-management.io/placementmanifestwork-updated-at"
-	// AnnotationTemplateHash is a hash of the template the work carries, without the cluster's split shares:
-	// equal on every cluster that runs the current template. A rollout strategy governs changes of it; a change
-	// of the shares alone (a cluster joined, left or failed over) reaches every cluster at once.
-	AnnotationTemplateHash = "work.open-cluster-management.io/placementmanifestwork-template-hash"
-)
-
 // stateAnnotations are the manager's annotations that come and go with the desired state: one that the
 // desired work lacks must be removed from the existing one.
-var stateAnnotations = []string{AnnotationShares}
+var stateAnnotations = []string{workv1alpha1.AnnotationShares}
 
 // legacyAnnotations were written by earlier versions and are no longer read; a write drops them.
 var legacyAnnotations = []string{
@@ -79,36 +66,36 @@ func TemplateHash(pmw *workv1alpha1.PlacementManifestWork, configs []workv1.Mani
 	return b.TemplateHash(), nil
 }
 
-// TemplateHash is the value of AnnotationTemplateHash on every work that carries the current template.
+// TemplateHash is the value of workv1alpha1.AnnotationTemplateHash on every work that carries the current template.
 func (b *Builder) TemplateHash() string { return b.templateHash }
 
 // CarriesTemplate reports whether a work carries the template whose hash is given.
 func CarriesTemplate(w *workv1.ManifestWork, templateHash string) bool {
-	return w != nil && w.Annotations[AnnotationTemplateHash] == templateHash
+	return w != nil && w.Annotations[workv1alpha1.AnnotationTemplateHash] == templateHash
 }
 
 // Build returns the ManifestWork wanted in cluster's namespace: the template's spec with the given manifests,
 // labelled and annotated as the PlacementManifestWork's.
 func (b *Builder) Build(cluster string, manifests []workv1.Manifest, shares map[string]int32) (*workv1.ManifestWork, error) {
 	annotations := map[string]string{
-		AnnotationOwner:        b.owner.String(),
-		AnnotationOwnerUID:     string(b.pmw.UID),
-		AnnotationSpecHash:     b.hash(manifests),
-		AnnotationTemplateHash: b.templateHash,
+		workv1alpha1.AnnotationOwner:        b.owner.String(),
+		workv1alpha1.AnnotationOwnerUID:     string(b.pmw.UID),
+		workv1alpha1.AnnotationSpecHash:     b.hash(manifests),
+		workv1alpha1.AnnotationTemplateHash: b.templateHash,
 	}
 	if len(shares) > 0 {
 		enc, err := json.Marshal(shares)
 		if err != nil {
 			return nil, fmt.Errorf("encoding shares: %w", err)
 		}
-		annotations[AnnotationShares] = string(enc)
+		annotations[workv1alpha1.AnnotationShares] = string(enc)
 	}
 	return &workv1.ManifestWork{
 		TypeMeta: metav1.TypeMeta{APIVersion: workv1.GroupVersion.String(), Kind: "ManifestWork"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        WorkName(b.owner),
 			Namespace:   cluster,
-			Labels:      map[string]string{LabelPlacementManifestWork: OwnerLabelValue(b.owner)},
+			Labels:      map[string]string{workv1alpha1.LabelPlacementManifestWork: OwnerLabelValue(b.owner)},
 			Annotations: annotations,
 		},
 		Spec: workv1.ManifestWorkSpec{
@@ -134,7 +121,7 @@ func (b *Builder) hash(manifests []workv1.Manifest) string {
 
 // Shares decodes the shares annotation of a ManifestWork; a missing or unreadable one is empty.
 func Shares(work *workv1.ManifestWork) map[string]int32 {
-	v, ok := work.Annotations[AnnotationShares]
+	v, ok := work.Annotations[workv1alpha1.AnnotationShares]
 	if !ok {
 		return nil
 	}
@@ -148,14 +135,14 @@ func Shares(work *workv1.ManifestWork) map[string]int32 {
 // IsOwnedBy reports whether work belongs to pmw: it carries pmw's label, owner annotation and UID.
 func IsOwnedBy(work *workv1.ManifestWork, pmw *workv1alpha1.PlacementManifestWork) bool {
 	owner := Owner(pmw)
-	return work.Labels[LabelPlacementManifestWork] == OwnerLabelValue(owner) &&
-		work.Annotations[AnnotationOwner] == owner.String() &&
-		work.Annotations[AnnotationOwnerUID] == string(pmw.UID)
+	return work.Labels[workv1alpha1.LabelPlacementManifestWork] == OwnerLabelValue(owner) &&
+		work.Annotations[workv1alpha1.AnnotationOwner] == owner.String() &&
+		work.Annotations[workv1alpha1.AnnotationOwnerUID] == string(pmw.UID)
 }
 
 // OwnerOf returns the PlacementManifestWork a ManifestWork names as its owner.
 func OwnerOf(work metav1.Object) (types.NamespacedName, bool) {
-	ns, name, ok := strings.Cut(work.GetAnnotations()[AnnotationOwner], "/")
+	ns, name, ok := strings.Cut(work.GetAnnotations()[workv1alpha1.AnnotationOwner], "/")
 	if !ok || ns == "" || name == "" {
 		return types.NamespacedName{}, false
 	}

@@ -49,10 +49,10 @@ func TestBuild(t *testing.T) {
 	if w.Namespace != "cluster1" || w.Name != WorkName(Owner(pmw)) {
 		t.Errorf("work is %s/%s", w.Namespace, w.Name)
 	}
-	if diff := cmp.Diff(map[string]string{LabelPlacementManifestWork: "apps.web"}, w.Labels); diff != "" {
+	if diff := cmp.Diff(map[string]string{workv1alpha1.LabelPlacementManifestWork: "apps.web"}, w.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}
-	if w.Annotations[AnnotationOwner] != "apps/web" || w.Annotations[AnnotationOwnerUID] != "uid-1" {
+	if w.Annotations[workv1alpha1.AnnotationOwner] != "apps/web" || w.Annotations[workv1alpha1.AnnotationOwnerUID] != "uid-1" {
 		t.Errorf("owner annotations: %v", w.Annotations)
 	}
 	if diff := cmp.Diff(map[string]int32{"Deployment.apps default/web .spec.replicas": 2}, Shares(w)); diff != "" {
@@ -86,7 +86,7 @@ func TestUpToDate(t *testing.T) {
 		"label removed by someone":           {existing: func() *workv1.ManifestWork { w := desired.DeepCopy(); w.Labels = nil; return w }(), want: false},
 		"hash annotation removed by someone": {existing: func() *workv1.ManifestWork {
 			w := desired.DeepCopy()
-			delete(w.Annotations, AnnotationSpecHash)
+			delete(w.Annotations, workv1alpha1.AnnotationSpecHash)
 			return w
 		}(), want: false},
 	}
@@ -108,8 +108,8 @@ func TestOwnership(t *testing.T) {
 	}{
 		"built by it":                  {mutate: func(*workv1.ManifestWork) {}, want: true},
 		"label only, guessed":          {mutate: func(w *workv1.ManifestWork) { w.Annotations = nil }, want: false},
-		"another incarnation's UID":    {mutate: func(w *workv1.ManifestWork) { w.Annotations[AnnotationOwnerUID] = "uid-0" }, want: false},
-		"another owner with our label": {mutate: func(w *workv1.ManifestWork) { w.Annotations[AnnotationOwner] = "apps/other" }, want: false},
+		"another incarnation's UID":    {mutate: func(w *workv1.ManifestWork) { w.Annotations[workv1alpha1.AnnotationOwnerUID] = "uid-0" }, want: false},
+		"another owner with our label": {mutate: func(w *workv1.ManifestWork) { w.Annotations[workv1alpha1.AnnotationOwner] = "apps/other" }, want: false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -135,7 +135,7 @@ func TestOwnerOf(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationOwner: tc.annotation}}}
+			w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{workv1alpha1.AnnotationOwner: tc.annotation}}}
 			got, ok := OwnerOf(w)
 			if ok != tc.ok || (ok && got != tc.want) {
 				t.Errorf("OwnerOf(%q) = %v, %v; want %v, %v", tc.annotation, got, ok, tc.want, tc.ok)

@@ -10,20 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-const (
-	// LabelPlacementManifestWork is on every ManifestWork a PlacementManifestWork writes. Its value is
-	// OwnerLabelValue of the PlacementManifestWork, so one label selector lists all of its works.
-	LabelPlacementManifestWork = "work.open-cluster-management.io/placementmanifestwork"
-	// AnnotationOwner holds "<namespace>/<name>" of the owning PlacementManifestWork: label values are too short
-	// to hold every name, and ManifestWorks live in other namespaces, so no ownerReference can point at it.
-	AnnotationOwner = "work.open-cluster-management.io/placementmanifestwork-owner"
-	// AnnotationOwnerUID holds the owner's UID. A work is owned only when this matches, so a label alone,
-	// which anyone can guess, never makes a ManifestWork ours.
-	AnnotationOwnerUID = "work.open-cluster-management.io/placementmanifestwork-uid"
-	// AnnotationSpecHash is a hash of the spec the manager last wrote; an equal hash means nothing to write.
-	AnnotationSpecHash = "work.open-cluster-management.io/placementmanifestwork-spec-hash"
-)
-
 // maxWorkNameLength keeps ManifestWork names short enough for the agent's AppliedManifestWork, which is named
 // "<64-character hub hash>-<work name>" and is itself limited to 253 characters.
 const maxWorkNameLength = 253 - 65
@@ -36,7 +22,7 @@ func shortHash(s string) string {
 	return hex.EncodeToString(sum[:])[:hashLength]
 }
 
-// OwnerLabelValue is the value of LabelPlacementManifestWork for a PlacementManifestWork: "<namespace>.<name>"
+// OwnerLabelValue is the value of workv1alpha1.LabelPlacementManifestWork for a PlacementManifestWork: "<namespace>.<name>"
 // when that is a valid label value (namespaces cannot contain dots, so it is unambiguous), otherwise a prefix
 // of it followed by a hash of the full key, so it stays within 63 characters and unique.
 func OwnerLabelValue(owner types.NamespacedName) string {

@@ -32,8 +32,8 @@ func hubState(t *testing.T, shares map[string]int64, behaviors map[string]Behavi
 		w := makeWork(t, 1, framework.ConfigMap("web-config", "default", nil), framework.Deployment("web", "default", int(shares[name])))
 		w.Namespace, w.Name = name, manifestwork.WorkName(web)
 		w.Annotations = map[string]string{
-			manifestwork.AnnotationOwner:  web.String(),
-			manifestwork.AnnotationShares: `{"Deployment.apps default/web .spec.replicas":` + strconv.FormatInt(shares[name], 10) + `}`,
+			workv1alpha1.AnnotationOwner:  web.String(),
+			workv1alpha1.AnnotationShares: `{"Deployment.apps default/web .spec.replicas":` + strconv.FormatInt(shares[name], 10) + `}`,
 		}
 		w.Status = Simulate(w, behaviors[name], name, time.Time{}, time.Time{}.Add(elapsed), time.Second).Status
 		works = append(works, *w)

@@ -263,9 +263,9 @@ func limitWorks(id string, clusters []string, version string) []*workv1.Manifest
 				Name: "limit-" + id, Namespace: c,
 				Labels: map[string]string{labelLimit: id},
 				Annotations: map[string]string{
-					manifestwork.AnnotationOwner:    "bench-limit/" + id,
-					manifestwork.AnnotationOwnerUID: "00000000-0000-0000-0000-000000000000",
-					manifestwork.AnnotationSpecHash: "0123456789abcdef0123456789abcdef",
+					workv1alpha1.AnnotationOwner:    "bench-limit/" + id,
+					workv1alpha1.AnnotationOwnerUID: "00000000-0000-0000-0000-000000000000",
+					workv1alpha1.AnnotationSpecHash: "0123456789abcdef0123456789abcdef",
 				},
 			},
 			Spec: workv1.ManifestWorkSpec{

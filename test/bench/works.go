@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 )
 
 // agentsInFlight bounds the simulated agents' status writes in flight (there is no rate limit).
@@ -56,7 +56,7 @@ type tracker struct {
 }
 
 func groupOf(labels map[string]string) string {
-	if v, ok := labels[manifestwork.LabelPlacementManifestWork]; ok {
+	if v, ok := labels[workv1alpha1.LabelPlacementManifestWork]; ok {
 		return "pmw:" + v
 	}
 	if v, ok := labels[ocmworkv1alpha1.ManifestWorkReplicaSetControllerNameLabelKey]; ok {

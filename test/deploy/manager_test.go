@@ -434,7 +434,7 @@ func TestManagerRunsWithChartRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	webWorks := client.MatchingLabels{manifestwork.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(types.NamespacedName{Namespace: apps, Name: "web"})}
+	webWorks := client.MatchingLabels{workv1alpha1.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(types.NamespacedName{Namespace: apps, Name: "web"})}
 	eventually(t, 30*time.Second, "a ManifestWork of the split sample for the cluster", func() error {
 		works := &workv1.ManifestWorkList{}
 		if err := c.List(ctx, works, client.InNamespace(cluster), webWorks); err != nil {

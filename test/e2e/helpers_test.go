@@ -143,7 +143,7 @@ func deletePMW(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork) {
 func works(ctx context.Context, g Gomega, pmw *workv1alpha1.PlacementManifestWork) []workv1.ManifestWork {
 	list := &workv1.ManifestWorkList{}
 	g.Expect(hub.List(ctx, list, client.MatchingLabels{
-		manifestwork.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
+		workv1alpha1.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
 	})).To(Succeed())
 	return list.Items
 }

@@ -68,7 +68,7 @@ var _ = Describe("A work agent", func() {
 
 		// The left-out cluster's agent claims all 6 as its previous share.
 		key := "Deployment.apps default/web .spec.replicas"
-		agentEdits(ctx, pmw, outsider, func(a map[string]string) { a[manifestwork.AnnotationShares] = `{"` + key + `":6}` })
+		agentEdits(ctx, pmw, outsider, func(a map[string]string) { a[workv1alpha1.AnnotationShares] = `{"` + key + `":6}` })
 		Consistently(func(g Gomega) { g.Expect(replicas(g, pmw)).To(Equal(before)) }, "2s", interval).Should(Succeed())
 
 		// A restarted manager has no record of its own: it must not take the forged annotation for one.
@@ -88,7 +88,7 @@ var _ = Describe("A work agent", func() {
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) { g.Expect(worksOf(g, pmw)).To(HaveLen(3)) }, timeout, interval).Should(Succeed())
 
-		agentEdits(ctx, pmw, clusters[0], func(a map[string]string) { delete(a, manifestwork.AnnotationOwnerUID) })
+		agentEdits(ctx, pmw, clusters[0], func(a map[string]string) { delete(a, workv1alpha1.AnnotationOwnerUID) })
 		Eventually(func(g Gomega) {
 			got := current(g, pmw)
 			g.Expect(meta.IsStatusConditionFalse(got.Status.Conditions, workv1alpha1.ConditionStalled)).To(BeTrue(), "not Stalled")

@@ -70,7 +70,7 @@ var _ = Describe("A manager killed in the middle of a fan-out", func() {
 			for cluster, w := range works {
 				g.Expect(decided[cluster]).To(BeTrue(), "work in undecided namespace %s", cluster)
 				g.Expect(w.Name).To(Equal(manifestwork.WorkName(manifestwork.Owner(pmw))))
-				g.Expect(w.Annotations).To(HaveKeyWithValue(manifestwork.AnnotationOwnerUID, string(pmw.UID)))
+				g.Expect(w.Annotations).To(HaveKeyWithValue(workv1alpha1.AnnotationOwnerUID, string(pmw.UID)))
 			}
 			got := current(g, pmw)
 			g.Expect(got.Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(clusterCount))

@@ -70,10 +70,10 @@ var _ = Describe("Security", func() {
 		impostor := func(cluster, name string) *workv1.ManifestWork {
 			w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{
 				Name: name, Namespace: cluster,
-				Labels: map[string]string{manifestwork.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(owner)},
+				Labels: map[string]string{workv1alpha1.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(owner)},
 				Annotations: map[string]string{
-					manifestwork.AnnotationOwner:    owner.String(),
-					manifestwork.AnnotationOwnerUID: "00000000-0000-0000-0000-000000000000",
+					workv1alpha1.AnnotationOwner:    owner.String(),
+					workv1alpha1.AnnotationOwnerUID: "00000000-0000-0000-0000-000000000000",
 				},
 			}}
 			w.Spec.Workload.Manifests = framework.MakePMW("x", ns).

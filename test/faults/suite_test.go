@@ -267,7 +267,7 @@ func decide(ns, placement, decisionName string, clusters ...string) {
 func worksOf(g Gomega, pmw *workv1alpha1.PlacementManifestWork) []workv1.ManifestWork {
 	list := &workv1.ManifestWorkList{}
 	g.Expect(k8s.List(context.Background(), list, client.MatchingLabels{
-		manifestwork.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
+		workv1alpha1.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
 	})).To(Succeed())
 	return list.Items
 }

@@ -138,7 +138,7 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 			g.Expect(mgr.GetCache().Get(ctx, key, cached)).To(Succeed())
 			g.Expect(cached.ManagedFields).To(BeEmpty())
 			g.Expect(cached.Spec.Workload.Manifests).To(BeEmpty())
-			g.Expect(cached.Annotations).To(HaveKey(manifestwork.AnnotationSpecHash))
+			g.Expect(cached.Annotations).To(HaveKey(workv1alpha1.AnnotationSpecHash))
 			cachedPMW := &workv1alpha1.PlacementManifestWork{}
 			g.Expect(mgr.GetCache().Get(ctx, client.ObjectKeyFromObject(pmw), cachedPMW)).To(Succeed())
 			g.Expect(cachedPMW.Status.ObservedGeneration).To(Equal(cachedPMW.Generation))

@@ -63,7 +63,7 @@ var _ = Describe("Split distribution", func() {
 		Eventually(func(g Gomega) {
 			list := &workv1.ManifestWorkList{}
 			g.Expect(k8s.List(ctx, list, client.MatchingLabels{
-				manifestwork.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
+				workv1alpha1.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
 			})).To(Succeed())
 			g.Expect(list.Items).To(HaveLen(2))
 			for _, w := range list.Items {

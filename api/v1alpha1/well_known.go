@@ -1,0 +1,33 @@
+package v1alpha1
+
+// The finalizer, label and annotations the manager puts on objects are a contract: users select ManifestWorks
+// by the label (kubectl get manifestwork -l ...), and tools read the annotations. They live here, next to the
+// condition reasons, as OCM keeps its own in its API.
+const (
+	// Finalizer keeps a PlacementManifestWork until its ManifestWorks are gone.
+	Finalizer = "work.open-cluster-management.io/placementmanifestwork-cleanup"
+
+	// LabelPlacementManifestWork is on every ManifestWork a PlacementManifestWork writes. Its value is
+	// "<namespace>.<name>" of the PlacementManifestWork, or a prefix of it and a hash when that is not a valid
+	// label value, so one label selector lists all of its works.
+	LabelPlacementManifestWork = "work.open-cluster-management.io/placementmanifestwork"
+
+	// AnnotationOwner holds "<namespace>/<name>" of the owning PlacementManifestWork: label values are too short
+	// to hold every name, and ManifestWorks live in other namespaces, so no ownerReference can point at it.
+	AnnotationOwner = "work.open-cluster-management.io/placementmanifestwork-owner"
+	// AnnotationOwnerUID holds the owner's UID. A work is owned only when this matches, so a label alone,
+	// which anyone can guess, never makes a ManifestWork the manager's.
+	AnnotationOwnerUID = "work.open-cluster-management.io/placementmanifestwork-uid"
+	// AnnotationSpecHash is a hash of the spec the manager last wrote; an equal hash means nothing to write.
+	AnnotationSpecHash = "work.open-cluster-management.io/placementmanifestwork-spec-hash"
+	// AnnotationTemplateHash is a hash of the template the work carries, without the cluster's split shares:
+	// equal on every cluster that runs the current template. A rollout strategy governs changes of it; a change
+	// of the shares alone (a cluster joined, left or failed over) reaches every cluster at once.
+	AnnotationTemplateHash = "work.open-cluster-management.io/placementmanifestwork-template-hash"
+	// AnnotationShares records the split shares a ManifestWork carries, as JSON keyed by "<manifest> <field
+	// path>". The manager does not trust it (a work agent may edit its own work): it keeps its own record.
+	AnnotationShares = "work.open-cluster-management.io/placementmanifestwork-shares"
+	// AnnotationUpdatedAt is when the manager last changed the work's template: the start of that cluster's
+	// rollout step, from which progressDeadline is counted.
+	AnnotationUpdatedAt = "work.open-cluster-management.io/placementmanifestwork-updated-at"
+)

@@ -8,7 +8,8 @@ const (
 	// ConditionReconciling is True while the PlacementManifestWork is on its way to Ready (kstatus "InProgress").
 	ConditionReconciling = "Reconciling"
 	// ConditionStalled is True when it cannot progress without a change by the user (kstatus "Failed"): an
-	// invalid template, a missing Placement, a foreign ManifestWork in the way.
+	// invalid template or spec, a missing Placement, a rollout strategy that cannot be used, a rollout stopped
+	// by maxFailures. A foreign ManifestWork in the way blocks only its cluster and does not stall the rest.
 	ConditionStalled = "Stalled"
 	// ConditionPlacementVerified is True when the Placement exists and has decided at least one cluster.
 	ConditionPlacementVerified = "PlacementVerified"

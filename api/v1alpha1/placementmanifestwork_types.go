@@ -430,12 +430,25 @@ type FeedbackSum struct {
 	Clusters int32 `json:"clusters"`
 }
 
+// ClusterState is the state of a cluster that is not available.
+// +kubebuilder:validation:Enum=Progressing;Degraded
+type ClusterState string
+
+const (
+	// ClusterProgressing: on its way to available (no work yet, not yet applied, workloads not yet healthy, or an
+	// earlier template held by the rollout).
+	ClusterProgressing ClusterState = "Progressing"
+	// ClusterDegraded: needs attention (the ManagedCluster unavailable, the work not applied or degraded, a
+	// degraded manifest, or a foreign work in the way).
+	ClusterDegraded ClusterState = "Degraded"
+)
+
 // ClusterHealth says why one cluster is not available.
 type ClusterHealth struct {
 	// cluster is the ManagedCluster's name.
 	Cluster string `json:"cluster"`
 	// state is Progressing or Degraded.
-	State string `json:"state"`
+	State ClusterState `json:"state"`
 	// reason is a CamelCase reason, such as ClusterUnavailable, ApplyFailed or ProgressDeadlineExceeded.
 	Reason string `json:"reason"`
 	// message says what is wrong, naming the manifest.

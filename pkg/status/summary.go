@@ -56,7 +56,7 @@ func Aggregate(outcomes []ClusterOutcome, manifests []template.Manifest) Rollup 
 			r.Summary.Progressing++
 		}
 		if o.State != health.Healthy {
-			unhealthy = append(unhealthy, workv1alpha1.ClusterHealth{Cluster: o.Cluster, State: string(o.State), Reason: o.Reason, Message: o.Message})
+			unhealthy = append(unhealthy, workv1alpha1.ClusterHealth{Cluster: o.Cluster, State: workv1alpha1.ClusterState(o.State), Reason: o.Reason, Message: o.Message})
 		}
 		for i := range manifests {
 			ms := &r.Manifests[i]
@@ -94,7 +94,7 @@ func Aggregate(outcomes []ClusterOutcome, manifests []template.Manifest) Rollup 
 	}
 
 	sort.Slice(unhealthy, func(a, b int) bool {
-		da, db := unhealthy[a].State == string(health.Degraded), unhealthy[b].State == string(health.Degraded)
+		da, db := unhealthy[a].State == workv1alpha1.ClusterDegraded, unhealthy[b].State == workv1alpha1.ClusterDegraded
 		if da != db {
 			return da
 		}

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/util/retry"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -233,4 +234,62 @@ func expectHealthy(g Gomega, m workv1alpha1.ManifestSummary, n int32) {
 func expectFeedback(g Gomega, m workv1alpha1.ManifestSummary, name string, value int64, clusters int32) {
 	g.Expect(m.Feedback).To(ContainElement(workv1alpha1.FeedbackSum{Name: name, Value: value, Clusters: clusters}),
 		"feedback %q of %s %s in status.manifests", name, m.Kind, m.Name)
+}
+
+// expectCondition asserts one condition of the PlacementManifestWork's status, for its current generation.
+func expectCondition(g Gomega, pmw *workv1alpha1.PlacementManifestWork, conditionType string, status metav1.ConditionStatus, reason string) {
+	c := meta.FindStatusCondition(pmw.Status.Conditions, conditionType)
+	g.Expect(c).NotTo(BeNil(), "the %s condition", conditionType)
+	g.Expect([]string{string(c.Status), c.Reason}).To(Equal([]string{string(status), reason}), "%s: %s", conditionType, c.Message)
+	g.Expect(c.ObservedGeneration).To(Equal(pmw.Generation), "%s's observedGeneration", conditionType)
+}
+
+// mustHold checks, inside an Eventually, something that must hold all along, not only in the end: when it
+// fails, the Eventually fails at once instead of polling on to its timeout.
+func mustHold(check func(g Gomega)) {
+	if err := InterceptGomegaFailure(func() { check(Default) }); err != nil {
+		StopTrying("something that must hold throughout failed").Wrap(err).Now()
+	}
+}
+
+// delivered records what a PlacementManifestWork has delivered, by cluster: the UID of its ManifestWork on the
+// hub and of one Deployment on the spoke. A ManifestWork deleted and created again, or a workload the agent
+// removed and applied again, gets a new UID.
+type delivered struct {
+	namespace, deployment string
+	works, deployments    map[string]types.UID
+}
+
+// recordDelivered records the ManifestWorks and Deployments of every cluster.
+func recordDelivered(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, deployment string) delivered {
+	d := delivered{namespace: pmw.Namespace, deployment: deployment, works: map[string]types.UID{}, deployments: map[string]types.UID{}}
+	for _, w := range works(ctx, Default, pmw) {
+		d.works[w.Namespace] = w.UID
+	}
+	Expect(d.works).To(HaveLen(len(clusters)), "ManifestWorks on the hub")
+	for _, c := range clusters {
+		d.deployments[c] = spokeDeployment(ctx, Default, c, d.namespace, deployment).UID
+	}
+	return d
+}
+
+// expectKept asserts that every recorded ManifestWork and Deployment is still there, the same object (same UID)
+// and not being deleted.
+func (d delivered) expectKept(ctx context.Context, g Gomega, pmw *workv1alpha1.PlacementManifestWork) {
+	got := map[string]types.UID{}
+	for _, w := range works(ctx, g, pmw) {
+		g.Expect(w.DeletionTimestamp).To(BeNil(), "the ManifestWork of %s is being deleted", w.Namespace)
+		got[w.Namespace] = w.UID
+	}
+	g.Expect(got).To(Equal(d.works), "UIDs of the ManifestWorks on the hub, by cluster: a work was deleted or created again")
+	for c, uid := range d.deployments {
+		dep := spokeDeployment(ctx, g, c, d.namespace, d.deployment)
+		g.Expect(dep.UID).To(Equal(uid), "the Deployment on %s was deleted and created again", c)
+		g.Expect(dep.DeletionTimestamp).To(BeNil(), "the Deployment on %s is being deleted", c)
+	}
+}
+
+// condition returns one condition of the PlacementManifestWork's status, or nil.
+func condition(pmw *workv1alpha1.PlacementManifestWork, conditionType string) *metav1.Condition {
+	return meta.FindStatusCondition(pmw.Status.Conditions, conditionType)
 }

@@ -37,6 +37,9 @@ const (
 	// convergeTimeout bounds each scenario's convergence: a few seconds normally (the agents report every 2 s),
 	// with room for a machine shared with builds.
 	convergeTimeout = 2 * time.Minute
+	// holdWindow is how long a Consistently watches for something that must not happen (a ManifestWork deleted,
+	// a rollout going past a failed cluster): several of the agents' 2 s status syncs and the manager's reconciles.
+	holdWindow = 15 * time.Second
 	// poll is how often Eventually looks again.
 	poll = 250 * time.Millisecond
 

@@ -3,8 +3,9 @@
 // Package stack runs a real Open Cluster Management hub and spoke clusters on one machine, every component a
 // plain process built from Go modules: no containers, no kind.
 //
-//   - The hub: kube-apiserver and etcd (envtest) with the OCM and PlacementManifestWork CRDs, OCM's placement
-//     controller and the PlacementManifestWork manager binary.
+//   - The hub: kube-apiserver and etcd (envtest) with the OCM and PlacementManifestWork CRDs, a
+//     kube-controller-manager running only the garbage collector, OCM's placement controller and the
+//     PlacementManifestWork manager binary.
 //   - Each spoke: its own kube-apiserver and etcd, kube-controller-manager, kube-scheduler and kwok with one
 //     fake Node (so Deployments, ReplicaSets and Jobs really roll out and pods become Ready), and OCM's work
 //     agent connected to the hub for the spoke's cluster namespace.
@@ -144,7 +145,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 			return nil, fmt.Errorf("starting spoke %s: %w", c.Name, err)
 		}
 	}
-	s.progress("starting the hub's placement controller and the manager; registering the spokes")
+	s.progress("starting the hub's garbage collector, placement controller and manager; registering the spokes")
 	if err := s.startHub(ctx); err != nil {
 		return nil, fmt.Errorf("starting the hub: %w", err)
 	}
@@ -154,7 +155,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if err := s.BindClusterSet(ctx, BoundNamespace); err != nil {
 		return nil, err
 	}
-	s.progress("waiting for the manager, the spokes' nodes, the placement controller and every work agent")
+	s.progress("waiting for the manager, the spokes' nodes, the placement controller, the hub's garbage collector and every work agent")
 	if err := s.waitReady(ctx); err != nil {
 		return nil, err
 	}
@@ -269,12 +270,8 @@ func (s *Stack) startSpoke(ctx context.Context, c *Cluster) error {
 		}
 		ports[i] = p
 	}
-	kubeconfigs := []string{"--kubeconfig=" + c.Kubeconfig, "--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig}
-	// The root CA stays unset: envtest's apiserver.crt is a serving certificate, not a CA.
-	kcm := slices.Concat(kubeconfigs, []string{"--leader-elect=false", "--controllers=*", "--use-service-account-credentials=false",
-		"--service-account-private-key-file=" + filepath.Join(c.env.ControlPlane.APIServer.CertDir, "sa-signer.key"),
-		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[0])})
-	if err := s.startProcess(c.Name+"-kube-controller-manager", filepath.Join(b.KubeDir, "kube-controller-manager"), kcm); err != nil {
+	kubeconfigs := kubeconfigFlags(c)
+	if err := s.startControllerManager(c, "*", ports[0]); err != nil {
 		return err
 	}
 	// kwok does not schedule pods.
@@ -306,10 +303,39 @@ func (s *Stack) startSpoke(ctx context.Context, c *Cluster) error {
 	return s.startProcess(c.Name+"-work-agent", filepath.Join(b.OCMDir, "work"), agent)
 }
 
-// startHub starts the placement controller and the manager.
+// kubeconfigFlags are the flags that point a Kubernetes controller at the cluster, as its admin.
+func kubeconfigFlags(c *Cluster) []string {
+	return []string{"--kubeconfig=" + c.Kubeconfig, "--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig}
+}
+
+// startControllerManager starts a kube-controller-manager for the cluster running the given controllers
+// (its --controllers flag), its secure port on port.
+func (s *Stack) startControllerManager(c *Cluster, controllers string, port int) error {
+	// The root CA stays unset: envtest's apiserver.crt is a serving certificate, not a CA.
+	args := slices.Concat(kubeconfigFlags(c), []string{"--leader-elect=false", "--controllers=" + controllers,
+		"--use-service-account-credentials=false",
+		"--service-account-private-key-file=" + filepath.Join(c.env.ControlPlane.APIServer.CertDir, "sa-signer.key"),
+		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port)})
+	return s.startProcess(c.Name+"-kube-controller-manager", filepath.Join(s.opts.Binaries.KubeDir, "kube-controller-manager"), args)
+}
+
+// startHub starts the hub's garbage collector, the placement controller and the manager.
+//
+// The garbage collector (a kube-controller-manager running only that controller) does on the hub what it does
+// on every real one, and OCM relies on it: the placement controller sets the Placement as owner of its
+// PlacementDecisions but never deletes them with the Placement, and it reuses an existing decision by name,
+// patching only its status and labels. A Placement deleted and created again (kubectl replace --force, a
+// GitOps re-sync) is decided afresh only once the collector has removed the old Placement's decisions.
 func (s *Stack) startHub(ctx context.Context) error {
 	if err := s.Hub.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: HubNamespace}}); err != nil {
 		return fmt.Errorf("creating %s: %w", HubNamespace, err)
+	}
+	gcPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	if err := s.startControllerManager(s.Hub, "garbagecollector", gcPort); err != nil {
+		return err
 	}
 	placementPort, err := freePort()
 	if err != nil {
@@ -429,7 +455,8 @@ func nodeReady(n *corev1.Node) bool {
 	return false
 }
 
-// checkPlacement waits until the placement controller decides every spoke for a canary Placement.
+// checkPlacement waits until the placement controller decides every spoke for a canary Placement, then until
+// the garbage collector removes its decisions once it is deleted.
 func (s *Stack) checkPlacement(ctx context.Context) error {
 	hub := s.Hub.Client
 	p := canaryPlacement(BoundNamespace)
@@ -455,7 +482,17 @@ func (s *Stack) checkPlacement(ctx context.Context) error {
 	if err := hub.Delete(ctx, p); err != nil {
 		return fmt.Errorf("deleting the canary Placement: %w", err)
 	}
-	return nil
+	// Nothing but the garbage collector removes the decisions of a deleted Placement.
+	return s.poll(ctx, "the hub's garbage collector to delete the PlacementDecisions of a deleted Placement", func(ctx context.Context) error {
+		list := &clusterv1beta1.PlacementDecisionList{}
+		if err := hub.List(ctx, list, client.InNamespace(BoundNamespace), client.MatchingLabels{clusterv1beta1.PlacementLabel: canaryName}); err != nil {
+			return err
+		}
+		if len(list.Items) > 0 {
+			return fmt.Errorf("%d PlacementDecisions of the deleted canary Placement are left", len(list.Items))
+		}
+		return nil
+	})
 }
 
 // checkAgent waits until the cluster's work agent applies a canary ManifestWork, then until it has removed

@@ -7,6 +7,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
 )
 
 func cachedWork(uid, version string, deleting bool) *workv1.ManifestWork {
@@ -43,60 +46,121 @@ func TestExpectedWriteSeenIn(t *testing.T) {
 	}
 }
 
-func TestWriteExpectations(t *testing.T) {
+func TestMemoryWriteExpectations(t *testing.T) {
 	owner := types.NamespacedName{Namespace: "ns", Name: "pmw"}
 	t0 := time.Unix(1000, 0)
-	var x writeExpectations
-	if got := x.pending(owner, nil, t0); got != 0 {
+	var x memory
+	if got := x.pendingWrites(owner, nil, t0); got != 0 {
 		t.Fatalf("nothing expected: pending = %v, want 0", got)
 	}
-	x.expect(owner, map[string]expectedWrite{"a": {}, "b": {staleVersion: "5"}}, t0)
+	x.expectWrites(owner, map[string]expectedWrite{"a": {}, "b": {staleVersion: "5"}}, t0)
 
 	partly := map[string]*workv1.ManifestWork{"a": cachedWork("ua", "1", false), "b": cachedWork("ub", "5", false)}
-	if got := x.pending(owner, partly, t0.Add(time.Second)); got != expectationTTL-time.Second {
+	if got := x.pendingWrites(owner, partly, t0.Add(time.Second)); got != expectationTTL-time.Second {
 		t.Fatalf("b not seen: pending = %v, want %v", got, expectationTTL-time.Second)
 	}
-	if got := x.pending(types.NamespacedName{Namespace: "ns", Name: "other"}, nil, t0); got != 0 {
+	if got := x.pendingWrites(types.NamespacedName{Namespace: "ns", Name: "other"}, nil, t0); got != 0 {
 		t.Fatalf("another owner: pending = %v, want 0", got)
 	}
 	caught := map[string]*workv1.ManifestWork{"a": cachedWork("ua", "1", false), "b": cachedWork("ub", "6", false)}
-	if got := x.pending(owner, caught, t0.Add(2*time.Second)); got != 0 {
+	if got := x.pendingWrites(owner, caught, t0.Add(2*time.Second)); got != 0 {
 		t.Fatalf("all seen: pending = %v, want 0", got)
 	}
 	// Once seen, the expectations are forgotten: an older cache no longer holds the owner back.
-	if got := x.pending(owner, partly, t0.Add(3*time.Second)); got != 0 {
+	if got := x.pendingWrites(owner, partly, t0.Add(3*time.Second)); got != 0 {
 		t.Fatalf("after catching up: pending = %v, want 0", got)
 	}
 
 	// A write the cache never shows holds the owner back for expectationTTL at most.
-	x.expect(owner, map[string]expectedWrite{"c": {}}, t0)
-	if got := x.pending(owner, nil, t0.Add(expectationTTL-time.Millisecond)); got != time.Millisecond {
+	x.expectWrites(owner, map[string]expectedWrite{"c": {}}, t0)
+	if got := x.pendingWrites(owner, nil, t0.Add(expectationTTL-time.Millisecond)); got != time.Millisecond {
 		t.Fatalf("just before the TTL: pending = %v, want 1ms", got)
 	}
-	if got := x.pending(owner, nil, t0.Add(expectationTTL)); got != 0 {
+	if got := x.pendingWrites(owner, nil, t0.Add(expectationTTL)); got != 0 {
 		t.Fatalf("at the TTL: pending = %v, want 0", got)
 	}
 }
 
-func TestLeavingClock(t *testing.T) {
+func TestMemoryLeaving(t *testing.T) {
 	owner := types.NamespacedName{Namespace: "ns", Name: "pmw"}
 	t0 := time.Unix(1000, 0)
-	var l leavingClock
-	got := l.observe(owner, []string{"a"}, t0)
+	var l memory
+	got := l.leaving(owner, []string{"a"}, t0)
 	if !got["a"].Equal(t0) {
 		t.Fatalf("a first seen leaving at %v, want %v", got["a"], t0)
 	}
-	got = l.observe(owner, []string{"a", "b"}, t0.Add(time.Minute))
+	got = l.leaving(owner, []string{"a", "b"}, t0.Add(time.Minute))
 	if !got["a"].Equal(t0) || !got["b"].Equal(t0.Add(time.Minute)) {
 		t.Fatalf("since = %v, want a at t0 and b a minute later", got)
 	}
 	// a came back into the decisions: leaving again later starts a new wait.
-	l.observe(owner, []string{"b"}, t0.Add(2*time.Minute))
-	got = l.observe(owner, []string{"a", "b"}, t0.Add(3*time.Minute))
+	l.leaving(owner, []string{"b"}, t0.Add(2*time.Minute))
+	got = l.leaving(owner, []string{"a", "b"}, t0.Add(3*time.Minute))
 	if !got["a"].Equal(t0.Add(3*time.Minute)) || !got["b"].Equal(t0.Add(time.Minute)) {
 		t.Fatalf("since = %v, want a restarted at 3m and b kept at 1m", got)
 	}
-	if got := l.observe(owner, nil, t0.Add(4*time.Minute)); got != nil {
+	if got := l.leaving(owner, nil, t0.Add(4*time.Minute)); got != nil {
 		t.Fatalf("nothing leaving: since = %v, want nil", got)
+	}
+}
+
+func TestMemoryForgetDropsEverything(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "pmw"}
+	other := types.NamespacedName{Namespace: "ns", Name: "other"}
+	t0 := time.Unix(1000, 0)
+	var m memory
+	fill := func(k types.NamespacedName) {
+		m.generationSeen(k, 1, t0)
+		m.expectWrites(k, map[string]expectedWrite{"a": {}}, t0)
+		m.leaving(k, []string{"a"}, t0)
+		m.unsettled(k, t0)
+		m.setFailoverStates(k, map[string]failover.State{"a": {FailedOver: true, FailedOverSince: t0}})
+		m.setDeliveredShares(k, map[string]map[string]int32{"a": {"x": 1}})
+	}
+	fill(key)
+	fill(other)
+	m.forget(key)
+
+	later := t0.Add(time.Minute)
+	if _, ok := m.fanOutDone(key, 1, later); ok {
+		t.Error("fan-out clock kept")
+	}
+	if got := m.pendingWrites(key, nil, later); got != 0 {
+		t.Errorf("write expectations kept: %v", got)
+	}
+	if got := m.leaving(key, []string{"a"}, later); !got["a"].Equal(later) {
+		t.Errorf("leaving clock kept: %v", got)
+	}
+	if got := m.unsettled(key, later); !got.Equal(later) {
+		t.Errorf("unsettled clock kept: %v", got)
+	}
+	if got := m.failoverStates(key, &workv1alpha1.PlacementManifestWorkStatus{}); len(got) != 0 {
+		t.Errorf("failover states kept: %v", got)
+	}
+	if _, ok := m.deliveredShares(key); ok {
+		t.Error("delivered shares kept")
+	}
+	// The other PlacementManifestWork keeps all of its own.
+	if _, ok := m.fanOutDone(other, 1, later); !ok {
+		t.Error("the other's fan-out clock was lost")
+	}
+	if _, ok := m.deliveredShares(other); !ok {
+		t.Error("the other's delivered shares were lost")
+	}
+}
+
+func TestMemoryFailoverSeededFromStatus(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "pmw"}
+	since := time.Unix(1000, 0).UTC()
+	var m memory
+	st := &workv1alpha1.PlacementManifestWorkStatus{FailedOver: []workv1alpha1.FailedOverCluster{{Cluster: "a", Since: metav1.NewTime(since)}}}
+	got := m.failoverStates(key, st)
+	if !got["a"].FailedOver || !got["a"].FailedOverSince.Equal(since) || len(got) != 1 {
+		t.Fatalf("seeded states = %v, want a failed over since %v", got, since)
+	}
+	// Once the manager has its own record, the status no longer seeds it.
+	m.setFailoverStates(key, nil)
+	if got := m.failoverStates(key, st); len(got) != 0 {
+		t.Fatalf("after a record: states = %v, want none", got)
 	}
 }

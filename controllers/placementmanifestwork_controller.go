@@ -24,10 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/metrics"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/metrics"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/placementdecision"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
@@ -62,12 +62,7 @@ type PlacementManifestWorkReconciler struct {
 	// the manager acts on them as they are; defaultDecisionSettleTimeout when 0.
 	DecisionSettleTimeout time.Duration
 
-	fanOut       fanOutClock
-	expectations writeExpectations
-	leavingSince leavingClock
-	unsettled    firstSeen
-	failovers    failoverMemory
-	shares       sharesMemory
+	memory memory
 }
 
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=placementmanifestworks,verbs=get;list;watch;patch
@@ -99,7 +94,7 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 	}
 	// Planning from a cache that misses this manager's own last writes would only repeat them; their watch
 	// events wake this PlacementManifestWork again, the requeue is a backstop.
-	if wait := r.expectations.pending(req.NamespacedName, owned, r.now()); wait > 0 {
+	if wait := r.memory.pendingWrites(req.NamespacedName, owned, r.now()); wait > 0 {
 		log.V(1).Info("Waiting for the cache to show the last ManifestWork writes")
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
@@ -113,7 +108,7 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
 		}
 	}
-	r.fanOut.seen(req.NamespacedName, pmw.Generation, r.now())
+	r.memory.generationSeen(req.NamespacedName, pmw.Generation, r.now())
 
 	obs := &observation{placementName: pmw.PlacementName(), workName: manifestwork.WorkName(manifestwork.Owner(pmw)),
 		owned: owned, shares: ownedShares(owned)}
@@ -152,10 +147,10 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 		var failoverRecheck time.Duration
 		if policy, ok := failoverPolicy(pmw); ok {
 			obs.failoverEvaluated = true
-			obs.failoverStates, obs.failedOver, failoverRecheck = failoverStates(policy, obs.clusters, obs.current, r.failovers.get(req.NamespacedName, &pmw.Status), r.now())
-			r.failovers.set(req.NamespacedName, obs.failoverStates)
+			obs.failoverStates, obs.failedOver, failoverRecheck = failoverStates(policy, obs.clusters, obs.current, r.memory.failoverStates(req.NamespacedName, &pmw.Status), r.now())
+			r.memory.setFailoverStates(req.NamespacedName, obs.failoverStates)
 		}
-		previous, trusted := r.shares.get(req.NamespacedName)
+		previous, trusted := r.memory.deliveredShares(req.NamespacedName)
 		if !trusted {
 			previous = obs.shares // verified against the status below
 		}
@@ -379,7 +374,7 @@ func (r *PlacementManifestWorkReconciler) finalize(ctx context.Context, pmw *wor
 			mu.Unlock()
 			return nil
 		})
-		r.expectations.expect(manifestwork.Owner(pmw), expected, r.now())
+		r.memory.expectWrites(manifestwork.Owner(pmw), expected, r.now())
 		if len(errs) > 0 {
 			return fmt.Errorf("deleting ManifestWorks: %w", errors.Join(errs...))
 		}
@@ -399,12 +394,7 @@ func (r *PlacementManifestWorkReconciler) finalize(ctx context.Context, pmw *wor
 // series.
 func (r *PlacementManifestWorkReconciler) forget(key types.NamespacedName) {
 	metrics.Forget(key)
-	r.fanOut.forget(key)
-	r.expectations.forget(key)
-	r.leavingSince.forget(key)
-	r.unsettled.forget(key)
-	r.failovers.forget(key)
-	r.shares.forget(key)
+	r.memory.forget(key)
 }
 
 // resolvePlacement finds the Placement, creating it when the PlacementManifestWork names none, and collects
@@ -446,7 +436,7 @@ func (r *PlacementManifestWorkReconciler) decisionsSettling(key types.Namespaced
 		why = placementdecision.Unsettled(obs.placement, obs.decisions)
 	}
 	if why == "" {
-		r.unsettled.forget(key)
+		r.memory.settled(key)
 		return 0, ""
 	}
 	timeout := r.DecisionSettleTimeout
@@ -454,7 +444,7 @@ func (r *PlacementManifestWorkReconciler) decisionsSettling(key types.Namespaced
 		timeout = defaultDecisionSettleTimeout
 	}
 	now := r.now()
-	left := timeout - now.Sub(r.unsettled.observe(key, now))
+	left := timeout - now.Sub(r.memory.unsettled(key, now))
 	if left <= 0 {
 		return 0, why
 	}
@@ -662,7 +652,7 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 	}
 	sort.Strings(leaving)
 	// Kept in memory, not on the works: marking each leaving work would cost a write per cluster that leaves.
-	since := r.leavingSince.observe(manifestwork.Owner(pmw), leaving, now)
+	since := r.memory.leaving(manifestwork.Owner(pmw), leaving, now)
 	// Decisions that drop to nothing are as often a moment (a ManagedClusterSetBinding re-created, every
 	// cluster briefly unreachable) as the user's intent, and a move to nowhere has nothing to make before the
 	// break: the works wait out the move timeout, in case the decisions come back.
@@ -748,8 +738,8 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 	})
 	// The wait is counted from the end of the writes, not from the start of the reconcile: thousands of writes
 	// take longer than the wait itself.
-	r.expectations.expect(manifestwork.Owner(pmw), expected, r.now())
-	r.shares.set(manifestwork.Owner(pmw), delivered(obs))
+	r.memory.expectWrites(manifestwork.Owner(pmw), expected, r.now())
+	r.memory.setDeliveredShares(manifestwork.Owner(pmw), delivered(obs))
 	obs.writeErrors = append(obs.writeErrors, errs...)
 	sort.Strings(obs.conflicts)
 	sort.Strings(obs.failedClusters)

@@ -2,58 +2,14 @@ package controllers
 
 import (
 	"sort"
-	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 )
-
-// failoverMemory keeps every PlacementManifestWork's failover state per cluster. It is the manager's own:
-// nothing of it comes from a ManifestWork, which the cluster's work agent may edit. After a restart (or a
-// leader change) a PlacementManifestWork's state is seeded from its status.failedOver, so a failed-over cluster
-// stays failed over and a healthy one is never failed over by a stale record.
-type failoverMemory struct {
-	mu    sync.Mutex
-	byPMW map[types.NamespacedName]map[string]failover.State
-}
-
-// get returns a copy of the PlacementManifestWork's state, seeding it from its status when there is none.
-func (m *failoverMemory) get(key types.NamespacedName, st *workv1alpha1.PlacementManifestWorkStatus) map[string]failover.State {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	states, ok := m.byPMW[key]
-	if !ok {
-		states = make(map[string]failover.State, len(st.FailedOver))
-		for _, f := range st.FailedOver {
-			states[f.Cluster] = failover.State{FailedOver: true, FailedOverSince: f.Since.Time}
-		}
-	}
-	out := make(map[string]failover.State, len(states))
-	for c, s := range states {
-		out[c] = s
-	}
-	return out
-}
-
-func (m *failoverMemory) set(key types.NamespacedName, states map[string]failover.State) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.byPMW == nil {
-		m.byPMW = map[types.NamespacedName]map[string]failover.State{}
-	}
-	m.byPMW[key] = states
-}
-
-func (m *failoverMemory) forget(key types.NamespacedName) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.byPMW, key)
-}
 
 // failoverPolicy is the PlacementManifestWork's failover policy with its defaults, and false when failover does
 // not apply: it moves split shares only, and may be disabled.

@@ -3,8 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/metrics"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/metrics"
 )
 
 // unavailableClusters says, for every ManagedCluster whose Available condition is False, Unknown or not yet
@@ -48,46 +46,6 @@ func unavailable(mc *clusterv1.ManagedCluster) string {
 	}
 }
 
-// fanOutClock remembers when each PlacementManifestWork generation was first seen, to measure fan-out latency.
-type fanOutClock struct {
-	mu    sync.Mutex
-	start map[types.NamespacedName]generationStart
-}
-
-type generationStart struct {
-	generation int64
-	at         time.Time
-}
-
-func (f *fanOutClock) seen(key types.NamespacedName, generation int64, now time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.start == nil {
-		f.start = map[types.NamespacedName]generationStart{}
-	}
-	if s, ok := f.start[key]; !ok || s.generation != generation {
-		f.start[key] = generationStart{generation: generation, at: now}
-	}
-}
-
-// done returns how long ago the generation was first seen, once; false when it was already measured.
-func (f *fanOutClock) done(key types.NamespacedName, generation int64, now time.Time) (time.Duration, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	s, ok := f.start[key]
-	if !ok || s.generation != generation || s.at.IsZero() {
-		return 0, false
-	}
-	f.start[key] = generationStart{generation: generation}
-	return now.Sub(s.at), true
-}
-
-func (f *fanOutClock) forget(key types.NamespacedName) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.start, key)
-}
-
 // observeMetrics updates the PlacementManifestWork's gauges and, when every decided cluster has this
 // generation's work, the fan-out latency.
 func (r *PlacementManifestWorkReconciler) observeMetrics(key types.NamespacedName, generation int64, obs *observation, st workv1alpha1.PlacementManifestWorkStatus) {
@@ -103,7 +61,7 @@ func (r *PlacementManifestWorkReconciler) observeMetrics(key types.NamespacedNam
 	metrics.Clusters.WithLabelValues(key.Namespace, key.Name, "progressing").Set(float64(s.Progressing))
 	metrics.Clusters.WithLabelValues(key.Namespace, key.Name, "degraded").Set(float64(s.Degraded))
 	if obs.plan != nil && len(obs.writeErrors) == 0 && len(obs.conflicts) == 0 {
-		if d, ok := r.fanOut.done(key, generation, r.now()); ok {
+		if d, ok := r.memory.fanOutDone(key, generation, r.now()); ok {
 			metrics.FanOutSeconds.Observe(d.Seconds())
 		}
 	}

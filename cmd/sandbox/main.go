@@ -16,7 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/sandbox"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/sandbox"
 )
 
 func main() {

@@ -19,7 +19,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/sandbox"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/sandbox"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 

@@ -1,0 +1,212 @@
+package controllers
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
+)
+
+// expectationTTL bounds how long a reconcile waits for the cache to show this manager's own writes. A write
+// the cache can never show (a created work deleted at once by someone else) must not stall the
+// PlacementManifestWork for longer.
+const expectationTTL = 30 * time.Second
+
+// memory is everything the manager keeps of each PlacementManifestWork between reconciles, in one place with
+// one forget (called when a PlacementManifestWork is finalized or found gone). None of it is on the API
+// server, so a restart loses it; each part says what that costs.
+type memory struct {
+	mu    sync.Mutex
+	byPMW map[types.NamespacedName]*pmwMemory
+}
+
+type pmwMemory struct {
+	// generation and generationSeen time fan-out: when the current generation was first seen (zero once
+	// measured). A restart skips one measurement.
+	generation     int64
+	generationSeen time.Time
+	// writes are the ManifestWork writes the cache has not shown yet (see expectedWrite), written at
+	// writesAt. A restart starts from a fresh cache, which shows them.
+	writes   map[string]expectedWrite
+	writesAt time.Time
+	// leavingSince is since when each leaving cluster has left the decisions (make before break). After a
+	// restart the wait starts again: at most one more moveStrategy.timeout.
+	leavingSince map[string]time.Time
+	// unsettledSince is since when the Placement's decisions have been unsettled; zero when settled. After a
+	// restart the wait starts again.
+	unsettledSince time.Time
+	// failover is each cluster's failover state; nil until first evaluated, then seeded from
+	// status.failedOver, so a restart keeps failed-over clusters failed over.
+	failover map[string]failover.State
+	// delivered are the split shares this manager delivered, by cluster; deliveredKnown is false until it has
+	// a record (after a restart it verifies the works' annotations against the status: sharesMatchStatus).
+	delivered      map[string]map[string]int32
+	deliveredKnown bool
+}
+
+// get returns the PlacementManifestWork's memory, creating it; the caller holds mu.
+func (m *memory) get(key types.NamespacedName) *pmwMemory {
+	if m.byPMW == nil {
+		m.byPMW = map[types.NamespacedName]*pmwMemory{}
+	}
+	p, ok := m.byPMW[key]
+	if !ok {
+		p = &pmwMemory{}
+		m.byPMW[key] = p
+	}
+	return p
+}
+
+// forget drops everything kept of the PlacementManifestWork.
+func (m *memory) forget(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.byPMW, key)
+}
+
+// generationSeen records when a generation was first seen.
+func (m *memory) generationSeen(key types.NamespacedName, generation int64, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.get(key)
+	if p.generation != generation {
+		p.generation, p.generationSeen = generation, now
+	}
+}
+
+// fanOutDone returns how long ago the generation was first seen, once; false when it was already measured.
+func (m *memory) fanOutDone(key types.NamespacedName, generation int64, now time.Time) (time.Duration, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.byPMW[key]
+	if !ok || p.generation != generation || p.generationSeen.IsZero() {
+		return 0, false
+	}
+	d := now.Sub(p.generationSeen)
+	p.generationSeen = time.Time{}
+	return d, true
+}
+
+// expectWrites records the writes one reconcile made, by cluster, at now.
+func (m *memory) expectWrites(key types.NamespacedName, writes map[string]expectedWrite, now time.Time) {
+	if len(writes) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.get(key)
+	p.writes, p.writesAt = writes, now
+}
+
+// pendingWrites returns how long to wait at most for the cache, given the PlacementManifestWork's cached works
+// by cluster, or zero when it shows every expected write (or waited long enough), forgetting them then.
+func (m *memory) pendingWrites(key types.NamespacedName, cached map[string]*workv1.ManifestWork, now time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.byPMW[key]
+	if !ok || p.writes == nil {
+		return 0
+	}
+	if left := expectationTTL - now.Sub(p.writesAt); left > 0 {
+		for cluster, w := range p.writes {
+			if !w.seenIn(cached[cluster]) {
+				return left
+			}
+		}
+	}
+	p.writes = nil
+	return 0
+}
+
+// leaving records the clusters leaving now and returns since when each has been leaving; clusters no longer
+// leaving are forgotten.
+func (m *memory) leaving(key types.NamespacedName, leaving []string, now time.Time) map[string]time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.get(key)
+	if len(leaving) == 0 {
+		p.leavingSince = nil
+		return nil
+	}
+	next := make(map[string]time.Time, len(leaving))
+	for _, c := range leaving {
+		if t, ok := p.leavingSince[c]; ok {
+			next[c] = t
+		} else {
+			next[c] = now
+		}
+	}
+	p.leavingSince = next
+	return next
+}
+
+// unsettled returns since when the decisions have been unsettled, starting now if they were settled.
+func (m *memory) unsettled(key types.NamespacedName, now time.Time) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.get(key)
+	if p.unsettledSince.IsZero() {
+		p.unsettledSince = now
+	}
+	return p.unsettledSince
+}
+
+// settled records that the decisions are settled.
+func (m *memory) settled(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p, ok := m.byPMW[key]; ok {
+		p.unsettledSince = time.Time{}
+	}
+}
+
+// failoverStates returns a copy of the failover states, seeding them from the status when there are none.
+func (m *memory) failoverStates(key types.NamespacedName, st *workv1alpha1.PlacementManifestWorkStatus) map[string]failover.State {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.get(key)
+	if p.failover == nil {
+		p.failover = make(map[string]failover.State, len(st.FailedOver))
+		for _, f := range st.FailedOver {
+			p.failover[f.Cluster] = failover.State{FailedOver: true, FailedOverSince: f.Since.Time}
+		}
+	}
+	out := make(map[string]failover.State, len(p.failover))
+	for c, s := range p.failover {
+		out[c] = s
+	}
+	return out
+}
+
+func (m *memory) setFailoverStates(key types.NamespacedName, states map[string]failover.State) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if states == nil {
+		states = map[string]failover.State{}
+	}
+	m.get(key).failover = states
+}
+
+// deliveredShares returns the record of delivered shares, and false when there is none; the map is not
+// modified afterwards.
+func (m *memory) deliveredShares(key types.NamespacedName) (map[string]map[string]int32, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.byPMW[key]
+	if !ok || !p.deliveredKnown {
+		return nil, false
+	}
+	return p.delivered, true
+}
+
+// setDeliveredShares replaces the record of delivered shares.
+func (m *memory) setDeliveredShares(key types.NamespacedName, shares map[string]map[string]int32) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.get(key)
+	p.delivered, p.deliveredKnown = shares, true
+}

@@ -62,6 +62,34 @@ var _ = Describe("Rollout, failover and moves", func() {
 		}, timeout, interval).Should(Succeed())
 	}
 
+	// replicasOf reads the replicas of the Deployment, the PMW's first manifest, in a cluster's work.
+	replicasOf := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork, cluster string) int64 {
+		obj := map[string]any{}
+		g.Expect(json.Unmarshal(work(g, pmw, cluster).Spec.Workload.Manifests[0].Raw, &obj)).To(Succeed())
+		return int64(obj["spec"].(map[string]any)["replicas"].(float64))
+	}
+
+	// reportDeployment plays a cluster's agent: the Deployment, the PMW's first manifest, ready at the work's
+	// share, or the work degraded with no replica ready.
+	reportDeployment := func(pmw *workv1alpha1.PlacementManifestWork, cluster string, ready bool) {
+		Eventually(func(g Gomega) {
+			w := work(g, pmw, cluster)
+			share := int(replicasOf(g, pmw, cluster))
+			r, degraded := share, F
+			if !ready {
+				r, degraded = 0, T
+			}
+			framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T, workv1.WorkDegraded: degraded})
+			framework.Feedback(w, 0, map[string]any{
+				health.FeedbackPrefix + health.Generation: 1, health.FeedbackPrefix + health.ObservedGeneration: 1,
+				health.FeedbackPrefix + health.SpecReplicas: share,
+				health.FeedbackPrefix + health.Replicas:     share, health.FeedbackPrefix + health.UpdatedReplicas: share,
+				health.FeedbackPrefix + health.ReadyReplicas: r, health.FeedbackPrefix + health.AvailableReplicas: r,
+			})
+			g.Expect(k8s.Status().Update(ctx, w)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+	}
+
 	setTemplateValue := func(pmw *workv1alpha1.PlacementManifestWork, v string) {
 		Eventually(func(g Gomega) {
 			cur := &workv1alpha1.PlacementManifestWork{}
@@ -172,34 +200,8 @@ var _ = Describe("Rollout, failover and moves", func() {
 		}
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 
-		replicas := func(g Gomega, cluster string) int64 {
-			obj := map[string]any{}
-			g.Expect(json.Unmarshal(work(g, pmw, cluster).Spec.Workload.Manifests[0].Raw, &obj)).To(Succeed())
-			return int64(obj["spec"].(map[string]any)["replicas"].(float64))
-		}
-		// The agent of a cluster reports its Deployment ready (or not) at its current share.
-		report := func(cluster string, ready bool) {
-			Eventually(func(g Gomega) {
-				w := work(g, pmw, cluster)
-				share := int(replicas(g, cluster))
-				r := share
-				if !ready {
-					r = 0
-				}
-				framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T})
-				framework.Feedback(w, 0, map[string]any{
-					health.FeedbackPrefix + health.Generation: 1, health.FeedbackPrefix + health.ObservedGeneration: 1,
-					health.FeedbackPrefix + health.Replicas: share, health.FeedbackPrefix + health.UpdatedReplicas: share,
-					health.FeedbackPrefix + health.ReadyReplicas: r, health.FeedbackPrefix + health.AvailableReplicas: r,
-				})
-				if !ready {
-					framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkDegraded: T})
-				} else {
-					framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkDegraded: F})
-				}
-				g.Expect(k8s.Status().Update(ctx, w)).To(Succeed())
-			}, timeout, interval).Should(Succeed())
-		}
+		replicas := func(g Gomega, cluster string) int64 { return replicasOf(g, pmw, cluster) }
+		report := func(cluster string, ready bool) { reportDeployment(pmw, cluster, ready) }
 		Eventually(func(g Gomega) {
 			g.Expect(replicas(g, clusters[0]) + replicas(g, clusters[1])).To(BeEquivalentTo(4))
 		}, timeout, interval).Should(Succeed())
@@ -245,29 +247,8 @@ var _ = Describe("Rollout, failover and moves", func() {
 		pmw.Spec.Failover = &workv1alpha1.FailoverPolicy{GracePeriod: &metav1.Duration{Duration: 2 * time.Second},
 			RecoveryPeriod: &metav1.Duration{Duration: time.Hour}}
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
-		replicas := func(g Gomega, cluster string) int64 {
-			obj := map[string]any{}
-			g.Expect(json.Unmarshal(work(g, pmw, cluster).Spec.Workload.Manifests[0].Raw, &obj)).To(Succeed())
-			return int64(obj["spec"].(map[string]any)["replicas"].(float64))
-		}
-		// report plays the agent: the Deployment ready at the work's share, or the work degraded.
-		report := func(cluster string, ready bool) {
-			Eventually(func(g Gomega) {
-				w := work(g, pmw, cluster)
-				share := int(replicas(g, cluster))
-				framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T, workv1.WorkDegraded: F})
-				if !ready {
-					framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkDegraded: T})
-				}
-				framework.Feedback(w, 0, map[string]any{
-					health.FeedbackPrefix + health.Generation: 1, health.FeedbackPrefix + health.ObservedGeneration: 1,
-					health.FeedbackPrefix + health.SpecReplicas: share,
-					health.FeedbackPrefix + health.Replicas:     share, health.FeedbackPrefix + health.UpdatedReplicas: share,
-					health.FeedbackPrefix + health.ReadyReplicas: share, health.FeedbackPrefix + health.AvailableReplicas: share,
-				})
-				g.Expect(k8s.Status().Update(ctx, w)).To(Succeed())
-			}, timeout, interval).Should(Succeed())
-		}
+		replicas := func(g Gomega, cluster string) int64 { return replicasOf(g, pmw, cluster) }
+		report := func(cluster string, ready bool) { reportDeployment(pmw, cluster, ready) }
 		for _, c := range clusters {
 			Eventually(func(g Gomega) { g.Expect(hasWork(pmw, c)).To(BeTrue()) }, timeout, interval).Should(Succeed())
 			report(c, true)

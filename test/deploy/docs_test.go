@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -78,44 +79,193 @@ func TestTroubleshootingCoversEveryReason(t *testing.T) {
 	}
 }
 
-// operatorDocs are the docs test/deploy owns.
-var operatorDocs = []string{"install.md", "operating.md", "troubleshooting.md", "migrating-from-manifestworkreplicaset.md", "user-guide.md"}
+// exampleDocs are the docs whose YAML examples TestDocsExamplesApply applies, relative to the repository root.
+var exampleDocs = []string{"README.md", "docs/install.md", "docs/operating.md", "docs/troubleshooting.md",
+	"docs/migrating-from-manifestworkreplicaset.md", "docs/user-guide.md", "docs/reference.md"}
 
-var linkRE = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+// linkedDocs are README.md and every docs/*.md, relative to the repository root: the docs TestDocsLinks checks.
+func linkedDocs(t *testing.T) []string {
+	t.Helper()
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{"README.md"}
+	for _, d := range docs {
+		rel, err := filepath.Rel(root, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, filepath.ToSlash(rel))
+	}
+	if len(out) < 10 {
+		t.Fatalf("found only %v: have the docs moved?", out)
+	}
+	return out
+}
 
-// TestDocsLinks checks the relative links of the operator docs point at files that exist.
+var (
+	linkRE        = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	headingRE     = regexp.MustCompile(`^#{1,6}\s+(.+?)\s*#*\s*$`)
+	headingLinkRE = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
+)
+
+// anchors returns the anchors GitHub gives the headings of a Markdown document (outside fenced code blocks):
+// lower case, punctuation dropped, spaces turned into hyphens, and -1, -2, ... added to repeated ones.
+func anchors(doc string) map[string]bool {
+	out := map[string]bool{}
+	seen := map[string]int{}
+	fence := ""
+	for _, line := range strings.Split(doc, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if fence == "" && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")) {
+			fence = trimmed[:3]
+			continue
+		}
+		if fence != "" {
+			if strings.HasPrefix(trimmed, fence) {
+				fence = ""
+			}
+			continue
+		}
+		m := headingRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		text := headingLinkRE.ReplaceAllString(m[1], "$1")
+		var b strings.Builder
+		for _, r := range strings.ToLower(text) {
+			switch {
+			case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_':
+				b.WriteRune(r)
+			case r == ' ':
+				b.WriteRune('-')
+			}
+		}
+		slug := b.String()
+		if n := seen[slug]; n > 0 {
+			out[fmt.Sprintf("%s-%d", slug, n)] = true
+		} else {
+			out[slug] = true
+		}
+		seen[slug]++
+	}
+	return out
+}
+
+// TestDocsLinks checks every relative link of README.md and docs/*.md: the file or folder it points at exists,
+// and an anchor (#section), in the same document or another Markdown file, is one of that document's headings.
 func TestDocsLinks(t *testing.T) {
-	for _, name := range operatorDocs {
-		data, err := os.ReadFile(filepath.Join(root, "docs", name))
+	for _, name := range linkedDocs(t) {
+		data, err := os.ReadFile(filepath.Join(root, name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range linkRE.FindAllStringSubmatch(string(data), -1) {
-			target := m[1]
-			if strings.Contains(target, "://") || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "mailto:") {
+			link := m[1]
+			if strings.Contains(link, "://") || strings.HasPrefix(link, "mailto:") {
 				continue
 			}
-			target, _, _ = strings.Cut(target, "#")
-			if target == "rollout.md" {
-				continue // docs/rollout.md comes with spec.rolloutStrategy, written alongside it
+			target, anchor, _ := strings.Cut(link, "#")
+			path := filepath.Join(root, name)
+			if target != "" {
+				path = filepath.Join(filepath.Dir(path), filepath.FromSlash(target))
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s links to %s, which does not exist", name, link)
+					continue
+				}
 			}
-			if _, err := os.Stat(filepath.Join(root, "docs", target)); err != nil {
-				t.Errorf("docs/%s links to %s, which does not exist", name, m[1])
+			if anchor == "" || !strings.HasSuffix(path, ".md") {
+				continue
 			}
+			doc, err := os.ReadFile(path)
+			if err != nil {
+				t.Errorf("%s links to %s: %v", name, link, err)
+				continue
+			}
+			if !anchors(string(doc))[anchor] {
+				t.Errorf("%s links to %s, but %s has no heading with the anchor #%s", name, link, filepath.Base(path), anchor)
+			}
+		}
+	}
+}
+
+var (
+	makeCommandRE = regexp.MustCompile("`(?:[A-Z0-9_]+=\\S+ )*make ([^`]+)`")
+	makeLineRE    = regexp.MustCompile(`(?m)^\s*(?:[A-Z0-9_]+=\S+\s+)*make\s+([^#\n]*)`)
+	fencedRE      = regexp.MustCompile("(?s)```[a-z]*\n(.*?)```")
+	quotedRE      = regexp.MustCompile(`"[^"]*"|'[^']*'`)
+	makeTargetRE  = regexp.MustCompile(`(?m)^([a-zA-Z0-9][a-zA-Z0-9_.-]*):`)
+)
+
+// TestDocsMakeTargets fails when README.md or a doc names a make target the Makefile does not have, in inline
+// code such as `make sandbox ARGS="..."` or on a line of a code block that runs make.
+func TestDocsMakeTargets(t *testing.T) {
+	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string]bool{}
+	for _, m := range makeTargetRE.FindAllStringSubmatch(string(makefile), -1) {
+		targets[m[1]] = true
+	}
+	named := 0
+	for _, name := range linkedDocs(t) {
+		data, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		commands := makeCommandRE.FindAllStringSubmatch(string(data), -1)
+		for _, block := range fencedRE.FindAllStringSubmatch(string(data), -1) {
+			commands = append(commands, makeLineRE.FindAllStringSubmatch(block[1], -1)...)
+		}
+		for _, m := range commands {
+			for _, word := range strings.Fields(quotedRE.ReplaceAllString(m[1], "")) {
+				if strings.HasPrefix(word, "-") || strings.Contains(word, "=") || strings.ContainsAny(word, "/.<>…") {
+					continue // a flag, a variable, or not a target (`make bench`'s BENCH_ARGS=..., a path)
+				}
+				named++
+				if !targets[word] {
+					t.Errorf("%s names `make %s`, but the Makefile has no target %s", name, m[1], word)
+				}
+			}
+		}
+	}
+	for _, must := range []string{"sandbox", "test"} {
+		if !targets[must] {
+			t.Errorf("the Makefile has no target %s, which README.md gives newcomers", must)
+		}
+	}
+	if named < 10 {
+		t.Fatalf("found only %d make targets named in the docs: has the form changed?", named)
+	}
+}
+
+// TestREADMEIsALandingPage holds README.md to its job: the two commands a newcomer runs, and the way into the
+// docs.
+func TestREADMEIsALandingPage(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"`make sandbox`", "`make test`", "(docs/README.md)", "(docs/reference.md)",
+		"(docs/install.md)", "(docs/user-guide.md)"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("README.md lacks %s", want)
 		}
 	}
 }
 
 var yamlBlockRE = regexp.MustCompile("(?s)```yaml\n(.*?)```")
 
-// TestDocsExamplesApply applies every complete object in the YAML examples of the operator docs to the hub with
+// TestDocsExamplesApply applies every complete object in the YAML examples of exampleDocs to the hub with
 // a dry run: the worked examples must be accepted as written. Kinds the hub does not serve (Argo CD's
 // Application, Flux's HelmRelease) are skipped; fragments without apiVersion and kind are not objects.
 func TestDocsExamplesApply(t *testing.T) {
 	c, w := hubClient(t)
 	applied := 0
-	for _, name := range operatorDocs {
-		data, err := os.ReadFile(filepath.Join(root, "docs", name))
+	for _, name := range exampleDocs {
+		data, err := os.ReadFile(filepath.Join(root, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +276,7 @@ func TestDocsExamplesApply(t *testing.T) {
 				}
 				gvk := o.GroupVersionKind()
 				if _, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); meta.IsNoMatchError(err) {
-					t.Logf("docs/%s: %s is not served by the test hub; not applied", name, gvk)
+					t.Logf("%s: %s is not served by the test hub; not applied", name, gvk)
 					continue
 				}
 				t.Run(name+"/"+o.GetKind()+"/"+o.GetName(), func(t *testing.T) {
@@ -320,18 +470,22 @@ func directConditionReasons(t *testing.T, code conditionCode) map[string]map[str
 	return out
 }
 
-// readmeConditions reads README.md's table of conditions (under "### Conditions"): per condition type, the
-// reasons its rows list (`Reason` in the reason column) and the condition types that column refers to by name
-// (for example "as Ready's", "the Stalled reason"), whose reasons count as listed too.
-func readmeConditions(t *testing.T) (listed map[string][]string, refs map[string][]string) {
+// conditionsDoc is the page whose table of conditions (the first table under "## Conditions") holds every
+// condition type and its reasons: the API reference.
+const conditionsDoc = "docs/reference.md"
+
+// docConditions reads conditionsDoc's table of conditions: per condition type, the reasons its rows list
+// (`Reason` in the reason column) and the condition types that column refers to by name (for example "as
+// Ready's", "the Stalled reason"), whose reasons count as listed too.
+func docConditions(t *testing.T) (listed map[string][]string, refs map[string][]string) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	data, err := os.ReadFile(filepath.Join(root, conditionsDoc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(data), "\n### Conditions\n")
+	_, section, ok := strings.Cut(string(data), "\n## Conditions\n")
 	if !ok {
-		t.Fatal(`README.md has no "### Conditions" section`)
+		t.Fatalf(`%s has no "## Conditions" section`, conditionsDoc)
 	}
 	listed, refs = map[string][]string{}, map[string][]string{}
 	backticked := regexp.MustCompile("`([^`]+)`")
@@ -349,7 +503,7 @@ func readmeConditions(t *testing.T) (listed map[string][]string, refs map[string
 		}
 		if !inTable {
 			if len(cells) < 3 || cells[0] != "type" || cells[2] != "reason" {
-				t.Fatalf("README.md's conditions table has the header %q, want | type | status | reason | meaning |", line)
+				t.Fatalf("%s's conditions table has the header %q, want | type | status | reason | meaning |", conditionsDoc, line)
 			}
 			inTable = true
 			continue
@@ -361,7 +515,7 @@ func readmeConditions(t *testing.T) (listed map[string][]string, refs map[string
 			current = typ
 		}
 		if current == "" {
-			t.Fatalf("README.md's conditions table starts a row without a type: %q", line)
+			t.Fatalf("%s's conditions table starts a row without a type: %q", conditionsDoc, line)
 		}
 		if _, ok := listed[current]; !ok {
 			listed[current] = []string{}
@@ -374,15 +528,15 @@ func readmeConditions(t *testing.T) (listed map[string][]string, refs map[string
 	return listed, refs
 }
 
-// TestREADMEConditionsMatchTheCode holds README.md's table of conditions to the code, as
-// TestTroubleshootingCoversEveryReason holds docs/troubleshooting.md: it has a row for every condition type
-// and no other; every reason it lists is a condition reason of api/v1alpha1/conditions.go; each condition's
-// rows list every reason the code sets on that condition directly (directConditionReasons), and every reason
-// of a "Reasons of the X condition" block of conditions.go under X (under one of them, for a block naming
-// several). A row may stand for another condition's reasons by naming it ("as Ready's").
-func TestREADMEConditionsMatchTheCode(t *testing.T) {
+// TestDocsReferenceConditionsMatchTheCode holds the table of conditions of docs/reference.md (conditionsDoc) to
+// the code, as TestTroubleshootingCoversEveryReason holds docs/troubleshooting.md: it has a row for every
+// condition type and no other; every reason it lists is a condition reason of api/v1alpha1/conditions.go; each
+// condition's rows list every reason the code sets on that condition directly (directConditionReasons), and
+// every reason of a "Reasons of the X condition" block of conditions.go under X (under one of them, for a block
+// naming several). A row may stand for another condition's reasons by naming it ("as Ready's").
+func TestDocsReferenceConditionsMatchTheCode(t *testing.T) {
 	code := readConditionCode(t)
-	listed, words := readmeConditions(t)
+	listed, words := docConditions(t)
 
 	reasonValues := map[string]bool{}
 	for _, v := range code.reasons {
@@ -392,7 +546,7 @@ func TestREADMEConditionsMatchTheCode(t *testing.T) {
 	for _, v := range code.types {
 		types[v] = true
 		if _, ok := listed[v]; !ok {
-			t.Errorf("README.md's conditions table has no row for the condition %s", v)
+			t.Errorf("%s's conditions table has no row for the condition %s", conditionsDoc, v)
 		}
 		if len(code.direct[v]) == 0 {
 			t.Errorf("found no place in controllers/ or pkg/ that sets a reason on the condition %s (a metav1.Condition literal with Type: ...Condition...): has the code moved? Teach directConditionReasons", v)
@@ -400,11 +554,11 @@ func TestREADMEConditionsMatchTheCode(t *testing.T) {
 	}
 	for typ, reasons := range listed {
 		if !types[typ] {
-			t.Errorf("README.md's conditions table has a row for %s, which is not a condition type of api/v1alpha1", typ)
+			t.Errorf("%s's conditions table has a row for %s, which is not a condition type of api/v1alpha1", conditionsDoc, typ)
 		}
 		for _, r := range reasons {
 			if !reasonValues[r] {
-				t.Errorf("README.md lists the reason %s for %s, which is not a condition reason of api/v1alpha1/conditions.go", r, typ)
+				t.Errorf("%s lists the reason %s for %s, which is not a condition reason of api/v1alpha1/conditions.go", conditionsDoc, r, typ)
 			}
 		}
 	}
@@ -438,7 +592,7 @@ func TestREADMEConditionsMatchTheCode(t *testing.T) {
 	for typ, reasons := range code.direct {
 		for _, r := range sortedKeys(reasons) {
 			if !effective[typ][r] {
-				t.Errorf("the code sets %s on %s, which README.md's conditions table does not list for it", r, typ)
+				t.Errorf("the code sets %s on %s, which %s's conditions table does not list for it", r, typ, conditionsDoc)
 			}
 		}
 	}
@@ -449,7 +603,7 @@ func TestREADMEConditionsMatchTheCode(t *testing.T) {
 				found = found || effective[c][r]
 			}
 			if !found {
-				t.Errorf("api/v1alpha1/conditions.go has %s among the reasons of %s, which README.md's conditions table does not list there", r, strings.Join(b.conditions, ", "))
+				t.Errorf("api/v1alpha1/conditions.go has %s among the reasons of %s, which %s's conditions table does not list there", r, strings.Join(b.conditions, ", "), conditionsDoc)
 			}
 		}
 	}

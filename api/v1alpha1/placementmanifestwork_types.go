@@ -160,7 +160,8 @@ type DistributionStrategy struct {
 	// +kubebuilder:validation:MaxLength=63
 	Namespace string `json:"namespace,omitempty"`
 
-	// group of the manifest's apiVersion ("" or unset for the core group); unset matches any group.
+	// group of the manifest's apiVersion; empty or unset matches any group (set kind to tell a core-group
+	// manifest from another of the same name).
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	Group string `json:"group,omitempty"`
@@ -272,13 +273,15 @@ type PlacedManifestWorkSummary struct {
 	// +kubebuilder:validation:Minimum=-2147483648
 	// +kubebuilder:validation:Maximum=2147483647
 	Total int32 `json:"total"`
-	// applied is the number of clusters whose ManifestWork reports Applied=True for its current generation.
+	// applied is the number of clusters whose ManifestWork carries the current template and reports
+	// Applied=True for its current generation.
 	// +kubebuilder:validation:Minimum=-2147483648
 	// +kubebuilder:validation:Maximum=2147483647
 	Applied int32 `json:"applied"`
-	// available is the number of clusters that are healthy: the ManifestWork is applied and available for its
-	// current generation, every manifest is healthy (for example a Deployment's updated and available replicas
-	// reach that cluster's share), and the ManagedCluster is available.
+	// available is the number of clusters that are healthy: the ManifestWork carries the current template and
+	// is applied and available for its current generation, every manifest is healthy (for example a
+	// Deployment's updated and available replicas reach that cluster's share), and the ManagedCluster is
+	// available. A cluster a rollout holds on an earlier template is progressing.
 	// +kubebuilder:validation:Minimum=-2147483648
 	// +kubebuilder:validation:Maximum=2147483647
 	Available int32 `json:"available"`
@@ -302,7 +305,7 @@ type PlacementManifestWorkStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// conditions describe the PlacementManifestWork: Ready, Reconciling and Stalled (kstatus), PlacementVerified,
-	// ManifestworkApplied and Distributed.
+	// ManifestworkApplied, Distributed and RolloutComplete.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -449,7 +452,7 @@ type ClusterHealth struct {
 	Cluster string `json:"cluster"`
 	// state is Progressing or Degraded.
 	State ClusterState `json:"state"`
-	// reason is a CamelCase reason, such as ClusterUnavailable, ApplyFailed or ProgressDeadlineExceeded.
+	// reason is a CamelCase reason, such as ClusterUnavailable, ApplyFailed, ManifestDegraded or OutdatedTemplate.
 	Reason string `json:"reason"`
 	// message says what is wrong, naming the manifest.
 	// +optional
@@ -473,11 +476,12 @@ type SplitStatus struct {
 	// +kubebuilder:validation:Minimum=-2147483648
 	// +kubebuilder:validation:Maximum=2147483647
 	Total int32 `json:"total"`
-	// placed is the sum of the shares of the clusters that are not failed over.
+	// placed is the sum of the shares delivered to the decided clusters that are not failed over (a cluster a
+	// rollout holds counts with the share its work carries).
 	// +kubebuilder:validation:Minimum=-2147483648
 	// +kubebuilder:validation:Maximum=2147483647
 	Placed int32 `json:"placed"`
-	// unplaced is total minus placed: replicas no cluster can take within limitRange.max.
+	// unplaced is what the division could not give any cluster within limitRange (min or max).
 	// +kubebuilder:validation:Minimum=-2147483648
 	// +kubebuilder:validation:Maximum=2147483647
 	Unplaced int32 `json:"unplaced"`

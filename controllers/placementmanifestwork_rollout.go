@@ -22,22 +22,6 @@ import (
 // defaultMoveTimeout bounds how long leaving works are kept when moveStrategy.timeout is not set.
 const defaultMoveTimeout = 10 * time.Minute
 
-// clusterHealth judges each cluster that has a work, from the works as they are before this reconcile writes.
-// A work that carries an earlier template (a rollout holds it) is judged against the manifests it carries, as
-// its agent reports them, not against the current template's list by position.
-func clusterHealth(pmw *workv1alpha1.PlacementManifestWork, obs *observation) map[string]health.ClusterResult {
-	base := health.Inputs(obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
-	out := make(map[string]health.ClusterResult, len(obs.owned))
-	for cluster, w := range obs.owned {
-		manifests := withShares(base, obs.shares[cluster])
-		if !manifestwork.CarriesTemplate(w, obs.templateHash) {
-			manifests = health.WorkManifests(w)
-		}
-		out[cluster] = health.Cluster(health.ClusterInput{Work: w, Unavailable: obs.unavailable[cluster], Manifests: manifests})
-	}
-	return out
-}
-
 func hasSplit(pmw *workv1alpha1.PlacementManifestWork) bool {
 	for _, s := range pmw.Spec.DistributionStrategy {
 		if s.Type == workv1alpha1.DistributionSplit {

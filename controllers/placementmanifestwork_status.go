@@ -105,18 +105,6 @@ func written(obs *observation, cluster string) bool {
 	return ok
 }
 
-// outdated is the result of a cluster whose work carries an earlier template (a rollout holds it, or its
-// write failed): healthy means running the current template, so at best it is progressing, and its work does
-// not count as applied. Its per-manifest results describe the earlier template's manifests and are left out.
-func outdated(r health.ClusterResult) health.ClusterResult {
-	r.Applied, r.Manifests = false, nil
-	if r.State == health.Healthy {
-		r.Verdict = health.Verdict{State: health.Progressing, Reason: workv1alpha1.ReasonOutdatedTemplate,
-			Message: "runs an earlier template; the rollout strategy has not brought the current one here yet"}
-	}
-	return r
-}
-
 // rolloutUnknown is RolloutComplete when no plan exists, so that it still describes the current generation.
 func rolloutUnknown(obs *observation) metav1.Condition {
 	c := metav1.Condition{Type: workv1alpha1.ConditionRolloutComplete, Status: metav1.ConditionUnknown}
@@ -130,32 +118,6 @@ func rolloutUnknown(obs *observation) metav1.Condition {
 		c.Reason, c.Message = workv1alpha1.ReasonNoClusters, "No cluster is decided"
 	}
 	return c
-}
-
-// withShares sets, on a copy of base, the share a cluster's work carries for each split manifest, so its
-// health is judged against that share: the replicas it asks for when .spec.replicas is split, and nothing at
-// all asked of it when its share is 0.
-func withShares(base []health.ManifestInput, shares map[string]int32) []health.ManifestInput {
-	if len(shares) == 0 {
-		return base
-	}
-	out := make([]health.ManifestInput, len(base))
-	copy(out, base)
-	for i := range out {
-		prefix := planner.SplitKey(out[i].Manifest, "")
-		for key, v := range shares {
-			fieldPath, ok := strings.CutPrefix(key, prefix)
-			if !ok || strings.Contains(fieldPath, " ") {
-				continue
-			}
-			share := int64(v)
-			out[i].Share = &share
-			if fieldPath == workv1alpha1.DefaultSplitFieldPath {
-				out[i].Replicas = &share
-			}
-		}
-	}
-	return out
 }
 
 // readiness computes the kstatus conditions: Ready when every decided cluster is available, Stalled when only

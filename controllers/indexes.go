@@ -1,0 +1,65 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+)
+
+// Field index keys on PlacementManifestWorks and ManagedClusters.
+const (
+	// IndexPlacement indexes a PlacementManifestWork by the name of the Placement it uses.
+	IndexPlacement = "placementManifestWork.placement"
+	// IndexScoreResource indexes a PlacementManifestWork by the AddOnPlacementScore names its Score splits read.
+	IndexScoreResource = "placementManifestWork.scoreResource"
+	// IndexClusterLabels indexes, under "true", the PlacementManifestWorks whose Weighted splits select clusters
+	// by label, so a ManagedCluster's label change reaches them.
+	IndexClusterLabels = "placementManifestWork.clusterLabels"
+	// IndexUnavailable indexes, under "true", the ManagedClusters that are not available, so a reconcile reads
+	// those instead of every cluster of the hub.
+	IndexUnavailable = "managedCluster.unavailable"
+)
+
+func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &workv1alpha1.PlacementManifestWork{}, IndexPlacement, func(o client.Object) []string {
+		return []string{o.(*workv1alpha1.PlacementManifestWork).PlacementName()}
+	}); err != nil {
+		return fmt.Errorf("indexing PlacementManifestWorks by placement: %w", err)
+	}
+	if err := idx.IndexField(ctx, &workv1alpha1.PlacementManifestWork{}, IndexScoreResource, func(o client.Object) []string {
+		var out []string
+		for _, s := range o.(*workv1alpha1.PlacementManifestWork).Spec.DistributionStrategy {
+			if s.Split != nil && s.Split.Type == workv1alpha1.SplitScore && s.Split.Score != nil {
+				out = append(out, s.Split.Score.ResourceName)
+			}
+		}
+		return out
+	}); err != nil {
+		return fmt.Errorf("indexing PlacementManifestWorks by score: %w", err)
+	}
+	if err := idx.IndexField(ctx, &workv1alpha1.PlacementManifestWork{}, IndexClusterLabels, func(o client.Object) []string {
+		for _, s := range o.(*workv1alpha1.PlacementManifestWork).Spec.DistributionStrategy {
+			if s.Split != nil && s.Split.Type == workv1alpha1.SplitWeighted && usesSelector(s.Split.Weights) {
+				return []string{"true"}
+			}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing PlacementManifestWorks by cluster labels: %w", err)
+	}
+	if err := idx.IndexField(ctx, &clusterv1.ManagedCluster{}, IndexUnavailable, func(o client.Object) []string {
+		if unavailable(o.(*clusterv1.ManagedCluster)) != "" {
+			return []string{"true"}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing ManagedClusters by availability: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,200 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/metrics"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+)
+
+// sync brings the ManifestWorks to the desired state (planWrites) and records on obs what it wrote, conflicts
+// and write errors. It returns when time alone changes the outcome.
+func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, obs *observation) time.Duration {
+	now := r.now()
+	// Kept in memory, not on the works: marking each leaving work would cost a write per cluster that leaves.
+	since := r.memory.leaving(manifestwork.Owner(pmw), leavingClusters(obs), now)
+	wp := planWrites(pmw, obs, since, now)
+	obs.templateHash, obs.rollout, obs.upToDate, obs.leaving = wp.templateHash, wp.rollout, wp.upToDate, wp.leaving
+	obs.writeErrors = append(obs.writeErrors, wp.buildErrors...)
+	r.apply(ctx, pmw, obs, wp.ops)
+	return wp.recheck
+}
+
+// apply runs the writes, at most MaxConcurrentWrites at once, and records on obs what it wrote, deleted,
+// conflicts and errors, and in memory the writes the cache must show before the next plan and the shares
+// delivered.
+func (r *PlacementManifestWorkReconciler) apply(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, obs *observation, ops []writeOp) {
+	now := r.now()
+	decided := make(map[string]bool, len(obs.clusters))
+	for _, c := range obs.clusters {
+		decided[c] = true
+	}
+	var mu sync.Mutex
+	obs.written = make(map[string]*workv1.ManifestWork, len(ops))
+	expected := make(map[string]expectedWrite, len(ops))
+	expect := func(cluster string, e expectedWrite) {
+		mu.Lock()
+		expected[cluster] = e
+		mu.Unlock()
+	}
+	failed := func(cluster string) {
+		mu.Lock()
+		obs.failedClusters = append(obs.failedClusters, cluster)
+		mu.Unlock()
+	}
+	errs := r.parallel(ctx, len(ops), func(i int) error {
+		o := ops[i]
+		if o.delete {
+			if err := r.Delete(ctx, o.existing, client.Preconditions{UID: &o.existing.UID}); client.IgnoreNotFound(err) != nil {
+				metrics.WriteErrors.WithLabelValues("delete").Inc()
+				failed(o.cluster)
+				return fmt.Errorf("cluster %s: deleting: %w", o.cluster, err)
+			}
+			expect(o.cluster, expectedWrite{deletedUID: o.existing.UID})
+			mu.Lock()
+			obs.deleted = append(obs.deleted, o.cluster)
+			mu.Unlock()
+			return nil
+		}
+		var err error
+		result := o.desired
+		operation := "create"
+		if o.templateChange {
+			result.Annotations[workv1alpha1.AnnotationUpdatedAt] = now.UTC().Format(time.RFC3339)
+		}
+		if o.existing == nil {
+			err = r.Create(ctx, result)
+			if apierrors.IsAlreadyExists(err) {
+				var ours bool
+				if result, ours, err = r.adopt(ctx, pmw, o.desired); !ours && err == nil {
+					mu.Lock()
+					obs.conflicts = append(obs.conflicts, o.cluster)
+					mu.Unlock()
+					return nil
+				}
+			}
+		} else {
+			operation = "update"
+			result = manifestwork.Merge(o.existing, o.desired)
+			err = r.Update(ctx, result)
+		}
+		if err != nil {
+			metrics.WriteErrors.WithLabelValues(operation).Inc()
+			failed(o.cluster)
+			return fmt.Errorf("cluster %s: %w", o.cluster, err)
+		}
+		mu.Lock()
+		switch {
+		case o.existing == nil:
+			expected[o.cluster] = expectedWrite{}
+		case result.ResourceVersion != o.existing.ResourceVersion:
+			// An update the API server found to change nothing keeps the version and sends no event to wait for.
+			expected[o.cluster] = expectedWrite{staleVersion: o.existing.ResourceVersion}
+		}
+		obs.written[o.cluster] = result
+		if decided[o.cluster] {
+			obs.upToDate[o.cluster] = true
+		}
+		mu.Unlock()
+		return nil
+	})
+	// The wait is counted from the end of the writes, not from the start of the reconcile: thousands of writes
+	// take longer than the wait itself.
+	r.memory.expectWrites(manifestwork.Owner(pmw), expected, r.now())
+	r.memory.setDeliveredShares(manifestwork.Owner(pmw), delivered(obs))
+	obs.writeErrors = append(obs.writeErrors, errs...)
+	sort.Strings(obs.conflicts)
+	sort.Strings(obs.failedClusters)
+	if len(ops) > 0 {
+		ctrl.LoggerFrom(ctx).V(1).Info("Wrote ManifestWorks", "writes", len(ops), "failed", len(errs), "conflicts", len(obs.conflicts))
+	}
+}
+
+// adopt handles a create refused because the name is taken. The cache can lag behind this manager's own
+// creates, so the work is read from the API server: when it is this PlacementManifestWork's, it is brought to
+// the desired state (if it is not already) and returned as written; otherwise it belongs to someone else.
+func (r *PlacementManifestWorkReconciler) adopt(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, desired *workv1.ManifestWork) (*workv1.ManifestWork, bool, error) {
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	cur := &workv1.ManifestWork{}
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(desired), cur); err != nil {
+		return nil, false, fmt.Errorf("reading the existing ManifestWork: %w", err)
+	}
+	if !manifestwork.IsOwnedBy(cur, pmw) {
+		return nil, false, nil
+	}
+	if cur.Annotations[workv1alpha1.AnnotationSpecHash] == desired.Annotations[workv1alpha1.AnnotationSpecHash] && manifestwork.UpToDate(cur, desired) {
+		return cur, true, nil
+	}
+	updated := manifestwork.Merge(cur, desired)
+	if err := r.Update(ctx, updated); err != nil {
+		return nil, true, err
+	}
+	return updated, true, nil
+}
+
+// parallel runs fn for 0..n-1 with at most MaxConcurrentWrites at once and returns the errors.
+func (r *PlacementManifestWorkReconciler) parallel(ctx context.Context, n int, fn func(i int) error) []error {
+	limit := r.MaxConcurrentWrites
+	if limit < 1 {
+		limit = 1
+	}
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	sem := make(chan struct{}, limit)
+	for i := 0; i < n; i++ {
+		if err := ctx.Err(); err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			if err := fn(i); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}(i)
+	}
+	wg.Wait()
+	return errs
+}
+
+// delivered is the record of the shares delivered after a reconcile's writes: what it wrote, and for the other
+// works what was delivered before.
+func delivered(obs *observation) map[string]map[string]int32 {
+	out := make(map[string]map[string]int32, len(obs.previous)+len(obs.written))
+	for c, v := range obs.previous {
+		out[c] = v
+	}
+	for c, w := range obs.written {
+		if shares := manifestwork.Shares(w); shares != nil {
+			out[c] = shares
+		} else {
+			delete(out, c)
+		}
+	}
+	for _, c := range obs.deleted {
+		delete(out, c)
+	}
+	return out
+}

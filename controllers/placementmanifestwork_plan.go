@@ -1,0 +1,124 @@
+package controllers
+
+import (
+	"sort"
+	"time"
+
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+)
+
+// writeOp is one ManifestWork write: a create (no existing work), an update, or a delete.
+type writeOp struct {
+	cluster  string
+	desired  *workv1.ManifestWork
+	existing *workv1.ManifestWork
+	// templateChange is true when the write brings the cluster a new template (not only new shares): the start
+	// of that cluster's rollout step.
+	templateChange bool
+	delete         bool
+}
+
+// writePlan is what the desired state asks of the ManifestWorks.
+type writePlan struct {
+	ops []writeOp
+	// templateHash is the current template's hash; upToDate the decided clusters whose work carries it.
+	templateHash string
+	upToDate     map[string]bool
+	rollout      rolloutPlan
+	// leaving is how many works of clusters that left the decisions are kept for now (make before break).
+	leaving int32
+	// recheck, when positive, is when time alone changes the plan.
+	recheck     time.Duration
+	buildErrors []error
+}
+
+// leavingClusters are the clusters with a work, not being deleted, that are no longer decided, sorted.
+func leavingClusters(obs *observation) []string {
+	decided := make(map[string]bool, len(obs.clusters))
+	for _, c := range obs.clusters {
+		decided[c] = true
+	}
+	var out []string
+	for cluster, w := range obs.owned {
+		if !decided[cluster] && w.DeletionTimestamp.IsZero() {
+			out = append(out, cluster)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// planWrites decides, without I/O, which ManifestWorks to create, update and delete so each decided cluster
+// has its planned work, writing only where something differs:
+//   - the rollout strategy governs the template: a cluster whose work carries an earlier template, or none,
+//     gets the current one only when the strategy allows it now;
+//   - split shares that change (a cluster joined, left or failed over) reach every cluster that runs the
+//     current template at once, so failover is never held back by the rollout's failure accounting;
+//   - the works of clusters that left (leavingSince says since when) are kept while a decided cluster is still
+//     on its way (make before break), or while nothing is decided (a drop to nothing is as often a moment as
+//     the user's intent), until the move timeout.
+func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavingSince map[string]time.Time, now time.Time) writePlan {
+	var wp writePlan
+	desired := make(map[string]*workv1.ManifestWork, len(obs.clusters))
+	builder, err := manifestwork.NewBuilder(pmw, obs.plan.ManifestConfigs)
+	if err != nil {
+		wp.buildErrors = append(wp.buildErrors, err)
+		return wp
+	}
+	for _, cluster := range obs.clusters {
+		w, err := builder.Build(cluster, obs.plan.Manifests[cluster], obs.plan.Shares[cluster])
+		if err != nil {
+			wp.buildErrors = append(wp.buildErrors, err)
+			continue
+		}
+		desired[cluster] = w
+	}
+	wp.templateHash = builder.TemplateHash()
+	gate := *obs
+	gate.templateHash = wp.templateHash
+	wp.rollout = planRollout(pmw, &gate, obs.current)
+	wp.recheck = wp.rollout.recheck
+
+	wp.upToDate = make(map[string]bool, len(obs.clusters))
+	for _, cluster := range obs.clusters {
+		d, existing := desired[cluster], obs.owned[cluster]
+		if d == nil {
+			continue
+		}
+		templateChange := !manifestwork.CarriesTemplate(existing, wp.templateHash)
+		specChange := existing == nil || existing.Annotations[workv1alpha1.AnnotationSpecHash] != d.Annotations[workv1alpha1.AnnotationSpecHash]
+		if !templateChange {
+			wp.upToDate[cluster] = true
+		}
+		switch {
+		case templateChange && wp.rollout.allowed != nil && !wp.rollout.allowed[cluster]:
+			// Not this cluster's turn: it keeps what it has, and a joining cluster waits.
+		case specChange || !manifestwork.UpToDate(existing, d):
+			wp.ops = append(wp.ops, writeOp{cluster: cluster, desired: d, existing: existing, templateChange: templateChange})
+		}
+	}
+
+	progressing := false
+	for _, cluster := range obs.clusters {
+		joining := obs.owned[cluster] == nil || obs.current[cluster].State == health.Progressing
+		if joining && obs.current[cluster].State != health.Degraded {
+			progressing = true
+		}
+	}
+	timeout := moveTimeout(pmw)
+	waitForJoining := progressing || len(obs.clusters) == 0
+	for _, cluster := range leavingClusters(obs) {
+		left := timeout - now.Sub(leavingSince[cluster])
+		if timeout == 0 || !waitForJoining || left <= 0 {
+			wp.ops = append(wp.ops, writeOp{cluster: cluster, existing: obs.owned[cluster], delete: true})
+			continue
+		}
+		wp.leaving++
+		wp.recheck = minPositive(wp.recheck, left)
+	}
+	return wp
+}

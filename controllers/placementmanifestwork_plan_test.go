@@ -1,0 +1,185 @@
+package controllers
+
+import (
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+)
+
+// TestPlanWrites covers what the desired state asks of the ManifestWorks: rollout gating, shares that move at
+// once, make before break and the hold of works when nothing is decided.
+func TestPlanWrites(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	healthy := health.ClusterResult{Verdict: health.Verdict{State: health.Healthy}}
+	progressing := health.ClusterResult{Verdict: health.Verdict{State: health.Progressing}}
+	progressive := &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive,
+		Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)}}
+	broken := &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive,
+		Progressive: &clusterv1alpha1.RolloutProgressive{RolloutConfig: clusterv1alpha1.RolloutConfig{ProgressDeadline: "soon"}}}
+	immediate := &workv1alpha1.MoveStrategy{Type: workv1alpha1.MoveImmediate}
+
+	// A PMW splitting 6 replicas of a Deployment; its works as the manager writes them for the given clusters,
+	// or with the template (or the shares) of an earlier plan.
+	newPMW := func(image string, rollout *clusterv1alpha1.RolloutStrategy, move *workv1alpha1.MoveStrategy) *workv1alpha1.PlacementManifestWork {
+		d := framework.Deployment("web", "default", 6)
+		d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"] = image
+		p := framework.MakePMW("web", "ns").Manifest(d).Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default",
+			Type: workv1alpha1.DistributionSplit, Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}}).Obj()
+		p.UID = "uid"
+		p.Spec.RolloutStrategy, p.Spec.MoveStrategy = rollout, move
+		return p
+	}
+	works := func(p *workv1alpha1.PlacementManifestWork, clusters ...string) map[string]*workv1.ManifestWork {
+		manifests, err := planner.ParseTemplate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := planner.Compute(p, manifests, planner.Input{Clusters: clusters})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := manifestwork.NewBuilder(p, plan.ManifestConfigs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]*workv1.ManifestWork{}
+		for _, c := range clusters {
+			w, err := b.Build(c, plan.Manifests[c], plan.Shares[c])
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[c] = w
+		}
+		return out
+	}
+	merge := func(ms ...map[string]*workv1.ManifestWork) map[string]*workv1.ManifestWork {
+		out := map[string]*workv1.ManifestWork{}
+		for _, m := range ms {
+			for c, w := range m {
+				out[c] = w
+			}
+		}
+		return out
+	}
+
+	type want struct {
+		writes, deletes []string
+		upToDate        []string
+		leaving         int32
+		recheck         time.Duration
+	}
+	cases := map[string]struct {
+		pmw          *workv1alpha1.PlacementManifestWork
+		clusters     []string
+		owned        map[string]*workv1.ManifestWork
+		current      map[string]health.ClusterResult
+		leavingSince map[string]time.Time
+		want         want
+	}{
+		"new clusters get their works": {
+			pmw: newPMW("app:1", nil, nil), clusters: []string{"a", "b"},
+			want: want{writes: []string{"a", "b"}},
+		},
+		"works that carry the plan need no write": {
+			pmw: newPMW("app:1", nil, nil), clusters: []string{"a", "b"}, owned: works(newPMW("app:1", nil, nil), "a", "b"),
+			want: want{upToDate: []string{"a", "b"}},
+		},
+		"a progressive rollout takes one cluster at a time": {
+			pmw: newPMW("app:2", progressive, nil), clusters: []string{"a", "b", "c"},
+			owned:   works(newPMW("app:1", nil, nil), "a", "b", "c"),
+			current: map[string]health.ClusterResult{"a": healthy, "b": healthy, "c": healthy},
+			want:    want{writes: []string{"a"}},
+		},
+		"a cluster joining under a rollout waits its turn; the shares of the others change at once": {
+			pmw: newPMW("app:1", broken, nil), clusters: []string{"a", "b", "c"},
+			owned:   works(newPMW("app:1", nil, nil), "a", "b"),
+			current: map[string]health.ClusterResult{"a": healthy, "b": healthy},
+			want:    want{writes: []string{"a", "b"}, upToDate: []string{"a", "b"}},
+		},
+		"a leaving cluster's work is kept while a joining one is on its way": {
+			pmw: newPMW("app:1", nil, nil), clusters: []string{"b"},
+			owned:        merge(works(newPMW("app:1", nil, nil), "a"), works(newPMW("app:1", nil, nil), "b")),
+			current:      map[string]health.ClusterResult{"a": healthy, "b": progressing},
+			leavingSince: map[string]time.Time{"a": now.Add(-time.Minute)},
+			want:         want{upToDate: []string{"b"}, leaving: 1, recheck: defaultMoveTimeout - time.Minute},
+		},
+		"a leaving cluster's work goes once the joining one is available": {
+			pmw: newPMW("app:1", nil, nil), clusters: []string{"b"},
+			owned:        merge(works(newPMW("app:1", nil, nil), "a"), works(newPMW("app:1", nil, nil), "b")),
+			current:      map[string]health.ClusterResult{"a": healthy, "b": healthy},
+			leavingSince: map[string]time.Time{"a": now},
+			want:         want{deletes: []string{"a"}, upToDate: []string{"b"}},
+		},
+		"a leaving cluster's work goes after the move timeout": {
+			pmw: newPMW("app:1", nil, nil), clusters: []string{"b"},
+			owned:        merge(works(newPMW("app:1", nil, nil), "a"), works(newPMW("app:1", nil, nil), "b")),
+			current:      map[string]health.ClusterResult{"a": healthy, "b": progressing},
+			leavingSince: map[string]time.Time{"a": now.Add(-defaultMoveTimeout)},
+			want:         want{deletes: []string{"a"}, upToDate: []string{"b"}},
+		},
+		"nothing decided: the works wait out the move timeout": {
+			pmw: newPMW("app:1", nil, nil), owned: works(newPMW("app:1", nil, nil), "a", "b"),
+			current:      map[string]health.ClusterResult{"a": healthy, "b": healthy},
+			leavingSince: map[string]time.Time{"a": now, "b": now},
+			want:         want{leaving: 2, recheck: defaultMoveTimeout},
+		},
+		"nothing decided with moveStrategy Immediate: the works go at once": {
+			pmw: newPMW("app:1", nil, immediate), owned: works(newPMW("app:1", nil, nil), "a", "b"),
+			leavingSince: map[string]time.Time{"a": now, "b": now},
+			want:         want{deletes: []string{"a", "b"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			manifests, err := planner.ParseTemplate(tc.pmw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := planner.Compute(tc.pmw, manifests, planner.Input{Clusters: tc.clusters})
+			if err != nil {
+				t.Fatal(err)
+			}
+			decision := clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Name: "p-1", Namespace: "ns",
+				Labels: map[string]string{clusterv1beta1.PlacementLabel: "p"}}}
+			for _, c := range tc.clusters {
+				decision.Status.Decisions = append(decision.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c})
+			}
+			obs := &observation{placement: &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}},
+				decisions: []clusterv1beta1.PlacementDecision{decision}, clusters: tc.clusters, owned: tc.owned, current: tc.current, plan: plan}
+			if obs.owned == nil {
+				obs.owned = map[string]*workv1.ManifestWork{}
+			}
+			wp := planWrites(tc.pmw, obs, tc.leavingSince, now)
+			got := want{leaving: wp.leaving, recheck: wp.recheck}
+			for _, op := range wp.ops {
+				if op.delete {
+					got.deletes = append(got.deletes, op.cluster)
+				} else {
+					got.writes = append(got.writes, op.cluster)
+				}
+			}
+			for c := range wp.upToDate {
+				got.upToDate = append(got.upToDate, c)
+			}
+			sort.Strings(got.writes)
+			sort.Strings(got.deletes)
+			sort.Strings(got.upToDate)
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

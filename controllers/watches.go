@@ -1,0 +1,96 @@
+package controllers
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/types"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+)
+
+// specOrDeletionChanged passes creations, deletions, and updates that change the spec or start deletion; the
+// controller's own status and finalizer writes do not wake it again.
+func specOrDeletionChanged() predicate.Predicate {
+	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
+		},
+	})
+}
+
+// byPlacement maps a Placement to the PlacementManifestWorks of its namespace that use it.
+func (r *PlacementManifestWorkReconciler) byPlacement(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.requestsFor(ctx, client.InNamespace(o.GetNamespace()), client.MatchingFields{IndexPlacement: o.GetName()})
+}
+
+// byDecision maps a PlacementDecision to the PlacementManifestWorks that use its Placement.
+func (r *PlacementManifestWorkReconciler) byDecision(ctx context.Context, o client.Object) []reconcile.Request {
+	placement, ok := o.GetLabels()[clusterv1beta1.PlacementLabel]
+	if !ok {
+		return nil
+	}
+	return r.requestsFor(ctx, client.InNamespace(o.GetNamespace()), client.MatchingFields{IndexPlacement: placement})
+}
+
+// byScore maps an AddOnPlacementScore to the PlacementManifestWorks whose Score splits read it.
+func (r *PlacementManifestWorkReconciler) byScore(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.requestsFor(ctx, client.MatchingFields{IndexScoreResource: o.GetName()})
+}
+
+// byManagedCluster maps a ManagedCluster whose labels or availability changed to the PlacementManifestWorks
+// with a work in its namespace, whose health it changes, and to those weighing clusters by label.
+func (r *PlacementManifestWorkReconciler) byManagedCluster(ctx context.Context, o client.Object) []reconcile.Request {
+	out := r.requestsFor(ctx, client.MatchingFields{IndexClusterLabels: "true"})
+	works := &workv1.ManifestWorkList{}
+	if err := r.List(ctx, works, client.InNamespace(o.GetName()), client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing ManifestWorks for a ManagedCluster event", "cluster", o.GetName())
+		return out
+	}
+	for i := range works.Items {
+		out = append(out, byOwnerAnnotation(ctx, &works.Items[i])...)
+	}
+	return out
+}
+
+// availabilityChanged passes ManagedCluster updates that change its Available condition's status.
+func availabilityChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			before, ok1 := e.ObjectOld.(*clusterv1.ManagedCluster)
+			after, ok2 := e.ObjectNew.(*clusterv1.ManagedCluster)
+			return ok1 && ok2 && unavailable(before) != unavailable(after)
+		},
+	}
+}
+
+func (r *PlacementManifestWorkReconciler) requestsFor(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+	list := &workv1alpha1.PlacementManifestWorkList{}
+	// Only names are read, so the cache's objects are not copied.
+	if err := r.List(ctx, list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing PlacementManifestWorks for an event")
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}})
+	}
+	return out
+}
+
+// byOwnerAnnotation maps a ManifestWork to the PlacementManifestWork its owner annotation names.
+func byOwnerAnnotation(_ context.Context, o client.Object) []reconcile.Request {
+	owner, ok := manifestwork.OwnerOf(o)
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: owner}}
+}

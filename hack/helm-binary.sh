@@ -5,20 +5,11 @@
 #
 #   hack/helm-binary.sh
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-tools="$root/hack/tools/helm"
-module=helm.sh/helm/v3
-# Matches both `require helm.sh/helm/v3 vX` and the module's line inside a require block.
-version=$(awk -v m="$module" '$1 != "replace" { for (i = 1; i < NF; i++) if ($i == m && $(i+1) ~ /^v/) { print $(i+1); exit } }' "$tools/go.mod")
-if [[ -z "$version" ]]; then
-  echo "helm-binary: no version of $module in $tools/go.mod" >&2
-  exit 1
-fi
-out="$root/bin/helm/$version"
+tool_init helm helm.sh/helm/v3
 
 if [[ ! -x "$out/helm" ]]; then
-  mkdir -p "$out"
   # Stamped as helm's own Makefile does: the version `helm version` prints, and the Kubernetes version that
   # `helm template` and `helm lint` assume (.Capabilities.KubeVersion) taken from the k8s.io modules helm
   # builds against, instead of the v1.20 compiled in.
@@ -27,10 +18,6 @@ if [[ ! -x "$out/helm" ]]; then
   ldflags="-s -w -X $module/internal/version.version=$version -X $module/internal/version.gitTreeState=clean"
   ldflags+=" -X $module/pkg/lint/rules.k8sVersionMajor=1 -X $module/pkg/lint/rules.k8sVersionMinor=$k8s_minor"
   ldflags+=" -X $module/pkg/chartutil.k8sVersionMajor=1 -X $module/pkg/chartutil.k8sVersionMinor=$k8s_minor"
-  echo ">> building helm ($version) from Go modules; this takes a few minutes, once" >&2
-  start=$SECONDS
-  (cd "$tools" && CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out/helm.tmp" "$module/cmd/helm")
-  mv "$out/helm.tmp" "$out/helm"
-  echo ">> built helm in $((SECONDS - start))s" >&2
+  build_once helm "$module/cmd/helm" -ldflags "$ldflags"
 fi
 echo "$out"

@@ -9,36 +9,21 @@
 #
 #   hack/kwok-binary.sh
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-tools="$root/hack/tools/kwok"
-module=sigs.k8s.io/kwok
-# Matches both `require sigs.k8s.io/kwok vX` and the module's line inside a require block.
-version=$(awk -v m="$module" '$1 != "replace" { for (i = 1; i < NF; i++) if ($i == m && $(i+1) ~ /^v/) { print $(i+1); exit } }' "$tools/go.mod")
-if [[ -z "$version" ]]; then
-  echo "kwok-binary: no version of $module in $tools/go.mod" >&2
-  exit 1
-fi
-out="$root/bin/kwok/$version"
+tool_init kwok sigs.k8s.io/kwok
 
-if [[ ! -x "$out/kwok" ]]; then
-  mkdir -p "$out"
-  echo ">> building kwok ($version) from Go modules; this takes a few minutes, once" >&2
-  start=$SECONDS
-  # Stamped as kwok's own release build does, so `kwok --version` names the pinned release.
-  (cd "$tools" && CGO_ENABLED=0 go build -trimpath -buildvcs=false \
-    -ldflags "-s -w -X $module/pkg/consts.Version=${version#v}" -o "$out/kwok.tmp" "$module/cmd/kwok")
-  mv "$out/kwok.tmp" "$out/kwok"
-  echo ">> built kwok in $((SECONDS - start))s" >&2
-fi
+# Stamped as kwok's own release build does, so `kwok --version` names the pinned release.
+build_once kwok "$module/cmd/kwok" -ldflags "-s -w -X $module/pkg/consts.Version=${version#v}"
 
-if [[ ! -s "$out/stages.yaml" ]]; then
+stages() {
+  local src f
   src=$(cd "$tools" && go list -m -f '{{.Dir}}' "$module")
   for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
     pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
     echo "---"
     cat "$src/kustomize/stage/$f"
-  done >"$out/stages.yaml.tmp"
-  mv "$out/stages.yaml.tmp" "$out/stages.yaml"
-fi
+  done
+}
+write_once "$out/stages.yaml" stages
 echo "$out"

@@ -8,17 +8,9 @@
 #
 # Subcommands: `placement controller`, `work agent`, `work manager` (see hack/tools/ocm/README.md).
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-tools="$root/hack/tools/ocm"
-module=open-cluster-management.io/ocm
-# Matches both `require open-cluster-management.io/ocm vX` and the module's line inside a require block.
-version=$(awk -v m="$module" '$1 != "replace" { for (i = 1; i < NF; i++) if ($i == m && $(i+1) ~ /^v/) { print $(i+1); exit } }' "$tools/go.mod")
-if [[ -z "$version" ]]; then
-  echo "ocm-binaries: no version of $module in $tools/go.mod" >&2
-  exit 1
-fi
-out="$root/bin/ocm/$version"
+tool_init ocm open-cluster-management.io/ocm
 
 want=("$@")
 if [[ ${#want[@]} -eq 0 ]]; then
@@ -35,13 +27,7 @@ major=${version#v}; major=${major%%.*}
 minor=${version#v}; minor=${minor#*.}; minor=${minor%%.*}
 ldflags="-s -w -X $module/pkg/version.versionFromGit=$version -X $module/pkg/version.majorFromGit=$major -X $module/pkg/version.minorFromGit=$minor"
 
-mkdir -p "$out"
 for b in "${want[@]}"; do
-  [[ -x "$out/$b" ]] && continue
-  echo ">> building $b ($version) from Go modules; this takes a few minutes, once" >&2
-  start=$SECONDS
-  (cd "$tools" && CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out/$b.tmp" "$module/cmd/$b")
-  mv "$out/$b.tmp" "$out/$b"
-  echo ">> built $b in $((SECONDS - start))s" >&2
+  build_once "$b" "$module/cmd/$b" -ldflags "$ldflags"
 done
 echo "$out"

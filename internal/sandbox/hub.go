@@ -28,7 +28,7 @@ const controlPlaneTimeout = 90 * time.Second
 // Scheme is the manager's scheme plus the ManagedClusterSet types the sandbox writes and the manager never reads.
 func Scheme() *runtime.Scheme {
 	s := controllers.Scheme()
-	if err := clusterv1beta2.AddToScheme(s); err != nil {
+	if err := clusterv1beta2.Install(s); err != nil {
 		panic(err) // adding static types cannot fail at run time
 	}
 	return s

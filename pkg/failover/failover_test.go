@@ -76,7 +76,7 @@ func TestNextOnlyUnbrokenSpellsFailOver(t *testing.T) {
 	p := Policy{Grace: 5 * time.Minute, Recovery: 2 * time.Minute}
 	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	var s State
-	for minute := 0; minute < 30; minute++ {
+	for minute := range 30 {
 		h := Unhealthy
 		if minute%4 == 3 {
 			h = Progressing

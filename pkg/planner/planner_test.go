@@ -179,7 +179,7 @@ func TestComputeInvalid(t *testing.T) {
 
 func TestSplitStatusIsBounded(t *testing.T) {
 	clusters := make([]string, 0, 1000)
-	for i := 0; i < 1000; i++ {
+	for i := range 1000 {
 		clusters = append(clusters, "cluster-"+string(rune('a'+i%26))+string(rune('a'+i/26%26))+string(rune('a'+i/676)))
 	}
 	p := pmw(1500, splitEntry(workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}))

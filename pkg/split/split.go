@@ -95,7 +95,7 @@ const (
 // key of a cluster is fnv1a(fnv1a(fnvOffset64, Seed+"/"), name), i.e. the
 // FNV-1a hash of Seed + "/" + name, computed without allocating.
 func fnv1a(h uint64, s string) uint64 {
-	for i := 0; i < len(s); i++ {
+	for i := range len(s) {
 		h ^= uint64(s[i])
 		h *= fnvPrime64
 	}

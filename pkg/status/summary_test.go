@@ -59,7 +59,7 @@ func TestAggregate(t *testing.T) {
 
 func TestAggregateBoundsUnhealthyClusters(t *testing.T) {
 	var outcomes []ClusterOutcome
-	for i := 0; i < 5000; i++ {
+	for i := range 5000 {
 		outcomes = append(outcomes, outcome(fmt.Sprintf("c%04d", i), health.Progressing, "R", false))
 	}
 	got := Aggregate(outcomes, nil)

@@ -32,7 +32,7 @@ func parallel(n, limit int, fn func(i int) error) error {
 		wg   sync.WaitGroup
 	)
 	sem := make(chan struct{}, max(limit, 1))
-	for i := 0; i < n; i++ {
+	for i := range n {
 		sem <- struct{}{}
 		wg.Add(1)
 		go func(i int) {
@@ -145,7 +145,7 @@ func placeClusters(ctx context.Context, c client.Client, ns, placement string, c
 	if err != nil {
 		return fmt.Errorf("writing decisions of %s/%s: %w", ns, placement, err)
 	}
-	for i := 0; i < want; i++ {
+	for i := range want {
 		decisionNames = append(decisionNames, fmt.Sprintf("%s-decision-%d", placement, i+1))
 	}
 	// Decisions beyond the ones needed go.

@@ -88,13 +88,13 @@ func main() {
 		fatal(fmt.Errorf("-peer needs -ocm-work (hack/ocm-binaries.sh work)"))
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
 	code := run(ctx, config{
 		sizes: ns, limitParallel: limitPars, contenders: strings.Split(*contendersF, ","), manyJobs: jobs, manyClusters: per, steady: *steady, peer: *peer, limit: *limit,
 		managerBin: abs(*managerBin), managerArgs: strings.Fields(*managerArgs), tunedArgs: strings.Fields(*tunedArgs), ocmBin: abs(*ocmBin), out: abs(*out),
 		timeout: func(works int) time.Duration { return *timeoutBase + time.Duration(works)*(*perWork) },
 		repeats: max(*repeats, 1), repeatUpTo: *repeatUpTo,
 	})
+	cancel()
 	os.Exit(code)
 }
 

@@ -284,17 +284,6 @@ func loadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
-// load1 is the one-minute load average.
-func load1() float64 {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0
-	}
-	v, _ := strconv.ParseFloat(f[0], 64)
-	return v
-}
-
 // machine describes the host for the report.
 func machine() (cpu string, cores int, memGiB float64) {
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {

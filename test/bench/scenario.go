@@ -171,7 +171,7 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 		return b.abandon(ctx, c, r, []job{j})
 	}
 	r.RollUp = b.stepRun(ctx, "roll-up", c.user(), p, func(start time.Time) (time.Duration, error) {
-		return b.rollUp(ctx, c, p, ns, []string{group}, n, 1, start, timeout)
+		return b.rollUp(ctx, p, ns, []string{group}, n, 1, start, timeout)
 	})
 	r.RollUp.Agents, r.RollUp.AgentRetries = b.agents.Seconds(), b.agentRetries
 	if !r.RollUp.ok() {
@@ -187,7 +187,7 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 		return b.abandon(ctx, c, r, []job{j})
 	}
 	// The agents report the new generation before the clusters change.
-	if _, err := b.rollUp(ctx, c, p, ns, []string{group}, n, 1, time.Now(), timeout); err != nil {
+	if _, err := b.rollUp(ctx, p, ns, []string{group}, n, 1, time.Now(), timeout); err != nil {
 		r.Errors = append(r.Errors, "roll-up after update: "+err.Error())
 		return b.abandon(ctx, c, r, []job{j})
 	}
@@ -206,7 +206,7 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 		if _, err := b.works.wait(ctx, "churn (joining works)", start, timeout, p.alive, joined); err != nil {
 			return 0, err
 		}
-		available, err := b.rollUp(ctx, c, p, ns, []string{group}, n, 1, start, timeout)
+		available, err := b.rollUp(ctx, p, ns, []string{group}, n, 1, start, timeout)
 		if err != nil {
 			return 0, err
 		}
@@ -224,7 +224,7 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 	return r
 }
 
-// runMany runs fan-out, roll-up, steady state and delete for jobs jobs of n clusters each.
+// runMany runs fan-out, roll-up, steady state and delete for the given number of jobs of n clusters each.
 func (b *bench) runMany(ctx context.Context, c contender, jobs, n, pool int) *row {
 	r := &row{Contender: c.title(), Kind: "many", N: n, Jobs: jobs, Works: jobs * n, LoadStart: loadAvg()}
 	logf("%s, %d jobs x %d clusters", c.title(), jobs, n)
@@ -279,7 +279,7 @@ func (b *bench) runMany(ctx context.Context, c contender, jobs, n, pool int) *ro
 		return b.abandon(ctx, c, r, js)
 	}
 	r.RollUp = b.stepRun(ctx, "roll-up", c.user(), p, func(start time.Time) (time.Duration, error) {
-		return b.rollUp(ctx, c, p, ns, groups, n, jobs, start, timeout)
+		return b.rollUp(ctx, p, ns, groups, n, jobs, start, timeout)
 	})
 	r.RollUp.Agents, r.RollUp.AgentRetries = b.agents.Seconds(), b.agentRetries
 	if !r.RollUp.ok() {
@@ -314,7 +314,7 @@ func (b *bench) warmUp(ctx context.Context, c contender, p *process, ns string) 
 
 // rollUp plays the agents of every pending work of the groups, then waits until jobs summaries show want
 // clusters available.
-func (b *bench) rollUp(ctx context.Context, c contender, p *process, ns string, groups []string, want, jobs int, start time.Time, timeout time.Duration) (time.Duration, error) {
+func (b *bench) rollUp(ctx context.Context, p *process, ns string, groups []string, want, jobs int, start time.Time, timeout time.Duration) (time.Duration, error) {
 	agentsStart, retries0 := time.Now(), b.works.retries.Load()
 	if _, err := b.works.actAsAgents(ctx, b.h.harness, groups...); err != nil {
 		return 0, err

@@ -369,7 +369,7 @@ func TestManagerRunsWithChartRBAC(t *testing.T) {
 	t.Cleanup(func() {
 		if running {
 			_ = cmd.Process.Kill()
-			<-exited
+			<-exited //nolint:errcheck // killed: the wait error only says so
 		}
 		if t.Failed() {
 			t.Logf("manager logs:\n%s", logs.String())

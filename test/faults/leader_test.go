@@ -30,7 +30,7 @@ var _ = Describe("Two managers with leader election", func() {
 
 		var leader, follower *manager
 		Eventually(func(g Gomega) {
-			g.Expect(a.elected() != b.elected()).To(BeTrue(), "exactly one manager is elected")
+			g.Expect(a.elected()).NotTo(Equal(b.elected()), "exactly one manager is elected")
 		}, timeout, interval).Should(Succeed())
 		leader, follower = a, b
 		if b.elected() {

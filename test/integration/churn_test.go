@@ -198,7 +198,7 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 
 	It("writes each ManifestWork of a 300-cluster fan-out once, none refused", func() {
 		c := newClusters(300)
-		for i := 0; i < 3; i++ {
+		for i := range 3 {
 			decide(ns, "p", fmt.Sprintf("p-decision-%d", i+1), c[i*100:(i+1)*100]...)
 		}
 		placed(300, "p-decision-1", "p-decision-2", "p-decision-3")

@@ -19,18 +19,39 @@ generate: ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
 .PHONY: verify
-verify: ## Fail when generated files, go.mod or formatting are stale (regenerates them), or go vet complains.
+verify: ## Fail when generated files, go.mod or formatting are stale (regenerates them), or go vet or make lint complain.
 	hack/verify.sh
+
+.PHONY: lint
+lint: ## Run golangci-lint with .golangci.yml on every package, the e2e suite's too (built once into bin/golangci-lint/).
+	lint="$$(hack/golangci-lint.sh)/golangci-lint" && "$$lint" run ./...
 
 .PHONY: envtest
 envtest: ## Build kube-apiserver and etcd from Go modules into bin/ (once) and print their directory.
 	@hack/kube-binaries.sh
 
+##@ Test
+
+# Extra go test flags for test-unit and test-integration (make test passes -race and a coverage profile).
+GOTEST_FLAGS ?=
+
 .PHONY: test
-test: verify ## Run every test: unit, envtest suites (race detector), the sandbox smoke test, the real multi-cluster e2e suite and the benchmark's smallest row.
-	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh)" HELM="$$(hack/helm-binary.sh)/helm" go test ./... -race -timeout 30m -coverprofile cover.out
+test: verify ## Everything CI runs: verify, test-unit and test-integration (race detector on, coverage in cover.out; the sandbox smoke test is test/sandbox), bench-smoke and test-e2e.
+	mkdir -p bin/cover
+	$(MAKE) --no-print-directory test-unit GOTEST_FLAGS="-race -timeout 30m -coverprofile bin/cover/unit.out"
+	$(MAKE) --no-print-directory test-integration GOTEST_FLAGS="-race -timeout 30m -coverprofile bin/cover/integration.out"
+	awk 'FNR == 1 && NR != 1 { next } { print }' bin/cover/unit.out bin/cover/integration.out >cover.out
 	$(MAKE) --no-print-directory bench-smoke
 	$(MAKE) --no-print-directory test-e2e
+
+.PHONY: test-unit
+test-unit: ## Run the Go tests that need no API server: api, pkg, controllers' pure steps, internal, cmd, fuzz corpora (hack/test-packages.sh unit).
+	go test $(GOTEST_FLAGS) $$(hack/test-packages.sh unit)
+
+.PHONY: test-integration
+test-integration: ## Run the envtest suites on a real kube-apiserver: test/{integration,faults,policies,gitops,deploy,sandbox} (hack/test-packages.sh integration).
+	assets="$$(hack/kube-binaries.sh)" && helm="$$(hack/helm-binary.sh)/helm" && pkgs="$$(hack/test-packages.sh integration)" && \
+	KUBEBUILDER_ASSETS="$$assets" HELM="$$helm" go test $(GOTEST_FLAGS) $$pkgs
 
 .PHONY: test-e2e
 test-e2e: ## Run the end-to-end suite: a real OCM hub and three spokes, all local processes (docs/e2e.md).
@@ -38,10 +59,6 @@ test-e2e: ## Run the end-to-end suite: a real OCM hub and three spokes, all loca
 	hack/ocm-binaries.sh >/dev/null
 	hack/kwok-binary.sh >/dev/null
 	go test ./test/e2e/... -tags e2e -v -timeout 30m
-
-.PHONY: test-unit
-test-unit: ## Run the unit tests only (no API server).
-	go test ./api/... ./pkg/... ./cmd/...
 
 ##@ Build
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fails when generated files (deepcopy, CRD, RBAC), go.mod/go.sum or formatting are not current: it
-# regenerates them and compares checksums from before and after, so it works on uncommitted trees too.
+# regenerates them and compares checksums from before and after, so it works on uncommitted trees too. Then
+# go vet and golangci-lint (make lint: .golangci.yml, the e2e build tag included) must pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,4 +29,5 @@ if [[ -n "$unformatted" ]]; then
 fi
 go vet ./...
 go vet -tags e2e ./test/e2e/...
-echo "verify: generated files, go.mod and formatting are current"
+make --no-print-directory lint
+echo "verify: generated files, go.mod and formatting are current; go vet and golangci-lint pass"

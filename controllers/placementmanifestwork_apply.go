@@ -157,7 +157,7 @@ func (r *PlacementManifestWorkReconciler) parallel(ctx context.Context, n int, f
 		wg   sync.WaitGroup
 	)
 	sem := make(chan struct{}, limit)
-	for i := 0; i < n; i++ {
+	for i := range n {
 		if err := ctx.Err(); err != nil {
 			mu.Lock()
 			errs = append(errs, err)

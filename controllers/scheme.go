@@ -15,8 +15,8 @@ import (
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, workv1alpha1.AddToScheme, workv1.AddToScheme,
-		clusterv1.AddToScheme, clusterv1beta1.AddToScheme, clusterv1alpha1.AddToScheme,
+		clientgoscheme.AddToScheme, workv1alpha1.AddToScheme, workv1.Install,
+		clusterv1.Install, clusterv1beta1.Install, clusterv1alpha1.Install,
 	} {
 		if err := add(s); err != nil {
 			panic(err) // adding static types cannot fail at run time

@@ -37,7 +37,7 @@ const (
 // HubScheme has every type the stack and the tests read on the hub: the manager's and ManagedClusterSets.
 func HubScheme() *runtime.Scheme {
 	s := controllers.Scheme()
-	if err := clusterv1beta2.AddToScheme(s); err != nil {
+	if err := clusterv1beta2.Install(s); err != nil {
 		panic(err) // adding static types cannot fail at run time
 	}
 	return s

@@ -10,11 +10,11 @@ import (
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 )
 
-// Event reasons.
+// Event reasons, as users see them in kubectl get events (kept with the condition reasons in the API package).
 const (
-	EventDegraded  = "Degraded"
-	EventRecovered = "Recovered"
-	EventReady     = "Ready"
+	EventDegraded  = workv1alpha1.EventReasonDegraded
+	EventRecovered = workv1alpha1.EventReasonRecovered
+	EventReady     = workv1alpha1.EventReasonReady
 )
 
 // Event is one event to record on a PlacementManifestWork.
@@ -28,6 +28,7 @@ var failureReasons = map[string]bool{
 	workv1alpha1.ReasonManifestWorkConflict:         true,
 	workv1alpha1.ReasonWriteFailed:                  true,
 	workv1alpha1.ReasonInvalidTemplate:              true,
+	workv1alpha1.ReasonInvalidSpec:                  true,
 	workv1alpha1.ReasonInvalidSplitField:            true,
 	workv1alpha1.ReasonApplyFailed:                  true,
 	workv1alpha1.ReasonReplicasUnplaced:             true,

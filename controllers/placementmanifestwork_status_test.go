@@ -105,8 +105,10 @@ func TestEvents(t *testing.T) {
 		old, updated *workv1alpha1.PlacementManifestWorkStatus
 		want         []string
 	}{
-		"nothing changed":       {old: status(0), updated: status(0)},
-		"enters a failure":      {old: status(0), updated: status(0, conflict), want: []string{workv1alpha1.ReasonManifestWorkConflict}},
+		"nothing changed":  {old: status(0), updated: status(0)},
+		"enters a failure": {old: status(0), updated: status(0, conflict), want: []string{workv1alpha1.ReasonManifestWorkConflict}},
+		"a spec it cannot decode": {old: status(0), updated: status(0, cond(workv1alpha1.ConditionManifestworkApplied, workv1alpha1.ReasonInvalidSpec, metav1.ConditionFalse)),
+			want: []string{workv1alpha1.ReasonInvalidSpec}},
 		"stays in a failure":    {old: status(0, conflict), updated: status(0, conflict)},
 		"becomes degraded":      {old: status(0), updated: status(2), want: []string{EventDegraded}},
 		"stays degraded":        {old: status(1), updated: status(2)},

@@ -141,3 +141,14 @@ const (
 	// the user fixes the fields the message names.
 	ReasonInvalidSpec = "InvalidSpec"
 )
+
+// Reasons of the events the manager records on a PlacementManifestWork, besides a Warning with the reason of a
+// condition that enters a failure.
+const (
+	// EventReasonDegraded (Warning): the first cluster became degraded.
+	EventReasonDegraded = "Degraded"
+	// EventReasonRecovered (Normal): no cluster is degraded any more.
+	EventReasonRecovered = "Recovered"
+	// EventReasonReady (Normal): the PlacementManifestWork became Ready.
+	EventReasonReady = "Ready"
+)

@@ -50,14 +50,14 @@ func (r *runner) watch(ctx context.Context, c client.Reader) error {
 		case <-ctx.Done():
 			r.say("Interrupted")
 			return nil
-		case <-r.placement.done:
+		case <-r.placement.Done():
 			// Another process may bind the free port first; that is worth a few more tries, a crash is not.
-			if !r.placement.lostPortRace() || r.placementStarts >= maxPlacementStarts {
-				return r.placement.exited()
+			if !lostPortRace(r.placement) || r.placementStarts >= maxPlacementStarts {
+				return r.placement.ExitError()
 			}
-			_ = r.placement.stop()
+			_ = r.placement.Stop()
 			ctrl.LoggerFrom(ctx).Info("The placement controller lost its port to another process; starting it again")
-			if err := r.startPlacement(ctx); err != nil {
+			if err := r.startPlacement(); err != nil {
 				return err
 			}
 		case err := <-r.managerErr:

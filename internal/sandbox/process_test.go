@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/proc"
 )
 
 func writeScript(t *testing.T, body string) string {
@@ -66,14 +68,14 @@ func TestRunScriptCancelStopsItsChildren(t *testing.T) {
 		if err == nil {
 			t.Errorf("a cancelled script returned no error")
 		}
-	case <-time.After(stopGrace + 5*time.Second):
+	case <-time.After(proc.DefaultGrace + 5*time.Second):
 		t.Fatal("runScript did not return after cancel")
 	}
 	deadline = time.Now().Add(5 * time.Second)
-	for processExists(pid) && time.Now().Before(deadline) {
+	for proc.Exists(pid) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if processExists(pid) {
+	if proc.Exists(pid) {
 		t.Errorf("the script's child (pid %d) outlived the cancel", pid)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/proc"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
@@ -156,11 +157,11 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	r.say("Starting OCM's placement controller (%s)", filepath.Join(ocmDir, "placement"))
 	r.placementBin, r.kubeconfig = filepath.Join(ocmDir, "placement"), h.kubeconfig
 	r.logs = append(r.logs, filepath.Join(runDir, "placement.log"))
-	if err := r.startPlacement(ctx); err != nil {
+	if err := r.startPlacement(); err != nil {
 		return res, err
 	}
 	// The placement controller may be restarted (see watch), so stop whichever one runs at the end.
-	r.onStop(func() error { return r.placement.stop() })
+	r.onStop(func() error { return r.placement.Stop() })
 
 	r.say("Applying the samples from %s", samplesDir)
 	if err := applySamples(ctx, c, samples); err != nil {
@@ -179,7 +180,7 @@ type runner struct {
 	// stops run in reverse order at exit.
 	stops     []func() error
 	logs      []string
-	placement *child
+	placement *proc.Process
 	// placementBin and kubeconfig start the placement controller; placementStarts counts its starts.
 	placementBin, kubeconfig string
 	placementStarts          int
@@ -198,7 +199,7 @@ func (r *runner) onStop(f func() error) { r.stops = append(r.stops, f) }
 func (r *runner) cleanup(failed bool) error {
 	if failed {
 		for _, l := range r.logs {
-			if t := tail(l, 15); t != "" {
+			if t := proc.Tail(l, 15); t != "" {
 				fmt.Fprintf(r.cfg.Out, "sandbox: last lines of %s:\n%s\n", filepath.Base(l), t)
 			}
 		}
@@ -210,7 +211,7 @@ func (r *runner) cleanup(failed bool) error {
 			errs = append(errs, err)
 		}
 	}
-	if r.res.PlacementPID != 0 && processExists(r.res.PlacementPID) {
+	if r.res.PlacementPID != 0 && proc.Exists(r.res.PlacementPID) {
 		errs = append(errs, fmt.Errorf("the placement controller (pid %d) is still running", r.res.PlacementPID))
 	}
 	if pids, err := ProcessesMentioning(r.res.Markers); err != nil {
@@ -225,22 +226,26 @@ func (r *runner) cleanup(failed bool) error {
 }
 
 // startPlacement starts OCM's placement controller on a free port, its output appended to placement.log.
-func (r *runner) startPlacement(ctx context.Context) error {
-	port, err := freePort()
+func (r *runner) startPlacement() error {
+	port, err := proc.FreePort()
 	if err != nil {
 		return err
 	}
 	r.placementStarts++
 	// OCM's binaries write a serving-cert-* folder into TMPDIR and leave it: give them the run's folder.
-	p, err := startChild(ctx, "the placement controller", filepath.Join(r.res.RunDir, "placement.log"),
-		append(os.Environ(), "TMPDIR="+r.res.RunDir), r.placementBin, "controller",
-		"--kubeconfig="+r.kubeconfig, "--namespace="+HubNamespace, "--disable-leader-election",
-		fmt.Sprintf("--listen=127.0.0.1:%d", port))
+	p, err := proc.Start(proc.Spec{
+		Name: "the placement controller",
+		Path: r.placementBin,
+		Args: []string{"controller", "--kubeconfig=" + r.kubeconfig, "--namespace=" + HubNamespace,
+			"--disable-leader-election", fmt.Sprintf("--listen=127.0.0.1:%d", port)},
+		Env: []string{"TMPDIR=" + r.res.RunDir},
+		Log: filepath.Join(r.res.RunDir, "placement.log"),
+	})
 	if err != nil {
 		return err
 	}
 	r.placement = p
-	r.res.PlacementPID = p.pid()
+	r.res.PlacementPID = p.Pid()
 	return nil
 }
 

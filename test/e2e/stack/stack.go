@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/proc"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
@@ -90,10 +91,10 @@ type Stack struct {
 	opts         Options
 	tmpDir       string
 	managerProbe string
-	watchdog     *watchdog
+	watchdog     *proc.Watchdog
 
 	mu      sync.Mutex
-	procs   []*process
+	procs   []*proc.Process
 	stopped bool
 }
 
@@ -122,7 +123,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 			return nil, fmt.Errorf("creating %s: %w", d, err)
 		}
 	}
-	if s.watchdog, err = startWatchdog(); err != nil {
+	if s.watchdog, err = proc.StartWatchdog(); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -192,7 +193,7 @@ func (s *Stack) startAPIServers() error {
 	wg.Wait()
 	// envtest does not tell the PIDs of the processes it started; they are this process's only children so far
 	// besides the watchdog.
-	s.watchdog.watch(childPIDs()...)
+	s.watchdog.Watch(proc.ChildPIDs()...)
 	return errors.Join(errs...)
 }
 
@@ -264,7 +265,7 @@ func (s *Stack) startSpoke(ctx context.Context, c *Cluster) error {
 	b := s.opts.Binaries
 	ports := make([]int, 3)
 	for i := range ports {
-		p, err := freePort()
+		p, err := proc.FreePort()
 		if err != nil {
 			return err
 		}
@@ -330,14 +331,14 @@ func (s *Stack) startHub(ctx context.Context) error {
 	if err := s.Hub.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: HubNamespace}}); err != nil {
 		return fmt.Errorf("creating %s: %w", HubNamespace, err)
 	}
-	gcPort, err := freePort()
+	gcPort, err := proc.FreePort()
 	if err != nil {
 		return err
 	}
 	if err := s.startControllerManager(s.Hub, "garbagecollector", gcPort); err != nil {
 		return err
 	}
-	placementPort, err := freePort()
+	placementPort, err := proc.FreePort()
 	if err != nil {
 		return err
 	}
@@ -346,7 +347,7 @@ func (s *Stack) startHub(ctx context.Context) error {
 	if err := s.startProcess("hub-placement-controller", filepath.Join(s.opts.Binaries.OCMDir, "placement"), placement); err != nil {
 		return err
 	}
-	probePort, err := freePort()
+	probePort, err := proc.FreePort()
 	if err != nil {
 		return err
 	}
@@ -560,7 +561,7 @@ func (s *Stack) Exited() error {
 	}
 	var errs []error
 	for _, p := range s.procs {
-		errs = append(errs, p.exitError())
+		errs = append(errs, p.ExitError())
 	}
 	return errors.Join(errs...)
 }
@@ -576,11 +577,11 @@ func (s *Stack) Stop() error {
 	procs := s.procs
 	s.mu.Unlock()
 
-	// Everything at once: each process gets stopGrace, and none needs another to stop cleanly.
+	// Everything at once: each process gets proc.DefaultGrace, and none needs another to stop cleanly.
 	errs := make([]error, len(procs))
 	var wg sync.WaitGroup
 	for i, p := range procs {
-		wg.Go(func() { errs[i] = p.stop() })
+		wg.Go(func() { errs[i] = p.Stop() })
 	}
 	wg.Wait()
 	// The API servers last: the processes above talk to them until they are gone.
@@ -596,9 +597,7 @@ func (s *Stack) Stop() error {
 		}
 	}
 	wg.Wait()
-	if s.watchdog != nil {
-		s.watchdog.stop()
-	}
+	s.watchdog.Stop()
 	return errors.Join(errs...)
 }
 

@@ -29,6 +29,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/proc"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
@@ -117,10 +118,12 @@ func run(ctx context.Context, cfg config) int {
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		fatal(err)
 	}
-	if err := guard.start(); err != nil {
+	w, err := proc.StartWatchdog()
+	if err != nil {
 		fatal(err)
 	}
-	defer guard.stop()
+	guard = w
+	defer guard.Stop()
 	cpu, cores, mem := machine()
 	res := &results{
 		Date: time.Now().UTC().Format(time.RFC3339), CPU: cpu, Cores: cores, MemoryGiB: math.Round(mem*10) / 10,
@@ -134,7 +137,7 @@ func run(ctx context.Context, cfg config) int {
 	if err != nil {
 		fatal(err)
 	}
-	guard.watch(childPIDs()...)
+	guard.Watch(proc.ChildPIDs()...)
 	defer h.stop()
 	cleanups = append(cleanups, h.stop)
 	audit := &auditLog{}
@@ -312,6 +315,6 @@ func fatal(err error) {
 	for i := len(cleanups) - 1; i >= 0; i-- {
 		cleanups[i]()
 	}
-	guard.stop()
+	guard.Stop()
 	os.Exit(2)
 }

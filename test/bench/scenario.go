@@ -383,7 +383,7 @@ func (b *bench) abandon(ctx context.Context, c contender, r *row, js []job) *row
 			r.Errors = append(r.Errors, s.Err)
 		}
 	}
-	if _, err := b.remove(ctx, c, &process{exited: make(chan struct{})}, js, time.Now(), b.timeout(r.Works)); err != nil {
+	if _, err := b.remove(ctx, c, &process{}, js, time.Now(), b.timeout(r.Works)); err != nil {
 		r.Errors = append(r.Errors, "cleanup: "+err.Error())
 	}
 	return r
@@ -458,7 +458,7 @@ func (b *bench) runLimit(ctx context.Context, n, inFlight int) *row {
 	clusters := names(0, n)
 	works := limitWorks(id, clusters, "v1")
 	group := "limit:" + id
-	noProc := &process{exited: make(chan struct{})}
+	noProc := &process{}
 	var retries atomic.Int64
 	// Warm up the limit client's connection and the API server's ManifestWork write path, as the contenders'
 	// warm-up jobs do.

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/proc"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
@@ -112,11 +113,11 @@ func (m *manager) title() string {
 func (m *manager) user() string { return userManager }
 
 func (m *manager) start(dir string) (*process, error) {
-	metrics, err := freePort()
+	metrics, err := proc.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	probes, err := freePort()
+	probes, err := proc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +130,7 @@ func (m *manager) start(dir string) (*process, error) {
 		return nil, err
 	}
 	p.metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics)
-	if err := p.waitLog("Starting workers", 2*time.Minute); err != nil {
+	if err := p.WaitLog("Starting workers", 2*time.Minute); err != nil {
 		p.stop()
 		return nil, err
 	}
@@ -186,7 +187,7 @@ func (o *ocm) title() string { return "OCM MWRS" }
 func (o *ocm) user() string  { return userOCM }
 
 func (o *ocm) start(dir string) (*process, error) {
-	port, err := freePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +201,7 @@ func (o *ocm) start(dir string) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.waitLog("Caches are synced", 2*time.Minute); err != nil {
+	if err := p.WaitLog("Caches are synced", 2*time.Minute); err != nil {
 		p.stop()
 		return nil, err
 	}

@@ -134,8 +134,8 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 func (r *PlacementManifestWorkReconciler) gather(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, owned map[string]*workv1.ManifestWork) (*observation, time.Duration, error) {
 	log := ctrl.LoggerFrom(ctx)
 	key := manifestwork.Owner(pmw)
-	obs := &observation{placementName: pmw.PlacementName(), workName: manifestwork.WorkName(manifestwork.Owner(pmw)),
-		owned: owned, shares: ownedShares(owned)}
+	obs := &observation{inputs: inputs{placementName: pmw.PlacementName(), workName: manifestwork.WorkName(manifestwork.Owner(pmw)),
+		owned: owned, shares: ownedShares(owned)}}
 	if err := r.resolvePlacement(ctx, pmw, obs); err != nil {
 		return nil, 0, err
 	}
@@ -162,59 +162,40 @@ func (r *PlacementManifestWorkReconciler) gather(ctx context.Context, pmw *workv
 	if obs.unavailable, err = r.unavailableClusters(ctx); err != nil {
 		return nil, 0, err
 	}
+	if obs.decided() && obs.invalid == nil {
+		if obs.planInput, obs.scoresExpire, err = r.planInput(ctx, pmw, obs.clusters); err != nil {
+			return nil, 0, err
+		}
+	}
 	return obs, 0, nil
 }
 
-// desiredStateAndApply decides the desired state when the Placement is decided and the spec usable (health,
-// failover, the split, the works, the rollout gate and moves) and brings the ManifestWorks to it. It returns
-// when time alone changes the outcome.
+// desiredStateAndApply decides the desired state when the Placement is decided and the spec usable, from the
+// inputs and what the manager remembers, and brings the ManifestWorks to it. It returns when time alone changes
+// the outcome.
 func (r *PlacementManifestWorkReconciler) desiredStateAndApply(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, obs *observation) (time.Duration, error) {
 	if !obs.decided() || obs.invalid != nil {
 		return 0, nil
 	}
-	log := ctrl.LoggerFrom(ctx)
 	key := manifestwork.Owner(pmw)
-	var requeueAfter time.Duration
-	var err error
-	configs := health.ManifestConfigs(obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
-	if obs.templateHash, err = manifestwork.TemplateHash(pmw, configs); err != nil {
-		return 0, err
-	}
-	obs.current = clusterHealth(pmw, obs)
-	var failoverRecheck time.Duration
-	if policy, ok := failoverPolicy(pmw); ok {
-		obs.failoverEvaluated = true
-		obs.failoverStates, obs.failedOver, failoverRecheck = failoverStates(policy, obs.clusters, obs.current, r.memory.failoverStates(key, &pmw.Status), r.now())
-		r.memory.setFailoverStates(key, obs.failoverStates)
-	}
-	previous, trusted := r.memory.deliveredShares(key)
-	if !trusted {
-		previous = obs.shares // verified against the status below
-	}
-	input, expiry, err := r.planInput(ctx, pmw, obs.clusters, previous)
+	mem := remembered{failover: r.memory.failoverStates(key, &pmw.Status)}
+	mem.delivered, mem.deliveredKnown = r.memory.deliveredShares(key)
+	d, invalid, recheck, err := desiredState(pmw, &obs.inputs, mem, r.now())
 	if err != nil {
 		return 0, err
 	}
-	if len(obs.failedOver) > 0 {
-		input.FailedOver = obs.failedOver
+	obs.desired = d
+	if d.failoverEvaluated {
+		r.memory.setFailoverStates(key, d.failoverStates)
 	}
-	requeueAfter = minPositive(expiry, failoverRecheck)
-	plan, err := planner.Compute(pmw, obs.template, input)
-	if err == nil && !trusted && len(previous) > 0 && !sharesMatchStatus(plan, previous, obs.clusters, obs.failedOver, pmw.Status.Splits) {
-		log.Info("The split shares recorded on the ManifestWorks are not the ones the status reports; dividing afresh")
-		previous, input.Previous = nil, nil
-		plan, err = planner.Compute(pmw, obs.template, input)
+	if d.sharesDropped {
+		ctrl.LoggerFrom(ctx).Info("The split shares recorded on the ManifestWorks are not the ones the status reports; dividing afresh")
 	}
-	obs.previous = previous
-	switch {
-	case errors.As(err, &obs.invalid):
-	case err != nil:
-		return 0, err
-	default:
-		obs.plan = plan
-		requeueAfter = minPositive(requeueAfter, r.sync(ctx, pmw, obs))
+	if invalid != nil {
+		obs.invalid = invalid
+		return recheck, nil
 	}
-	return requeueAfter, nil
+	return minPositive(recheck, r.sync(ctx, pmw, obs)), nil
 }
 
 // writeStatus computes the status, records its events and metrics, and writes it once when it changed. It
@@ -279,43 +260,50 @@ func (r *PlacementManifestWorkReconciler) now() time.Time {
 	return time.Now()
 }
 
-// observation is what one reconcile found and did; computeStatus turns it into status.
+// observation is what one reconcile read, decided and did, in the order of its steps: computeStatus turns it
+// into status. Each part is filled by one step only.
 type observation struct {
+	inputs
+	desired
+	outcome
+}
+
+// inputs are what gather read.
+type inputs struct {
 	placementName  string
 	placementFound bool
 	// undecided, when not empty, says why the Placement's decisions are not its selection yet (see
 	// placementdecision.Unknown): the delivered works are kept as they are, like when the Placement is missing.
 	undecided string
-	// workName is the name of this PlacementManifestWork's ManifestWork in every cluster namespace.
-	workName string
+	// placement and decisions are the Placement and its PlacementDecisions, when it exists.
+	placement *clusterv1beta1.Placement
+	decisions []clusterv1beta1.PlacementDecision
 	// clusters are the decided clusters, sorted.
 	clusters []string
+	// workName is the name of this PlacementManifestWork's ManifestWork in every cluster namespace.
+	workName string
 	// owned are this PlacementManifestWork's ManifestWorks by cluster, as listed before any write.
 	owned map[string]*workv1.ManifestWork
 	// shares are the split shares each owned work's annotation claims, decoded once per reconcile: the work
 	// agent may edit them, so they judge only that cluster's own health.
 	shares map[string]map[string]int32
-	// previous are the shares this manager delivered before this reconcile, by cluster (see sharesMemory).
-	previous map[string]map[string]int32
-	// deleted are the clusters whose works this reconcile deleted.
-	deleted []string
 	// template are the template's manifests, decoded; nil when the template is invalid.
 	template []template.Manifest
-	// invalid is set when no valid desired state exists; nothing was written.
+	// invalid is set when no valid desired state exists (the template or spec cannot be used, or, set by the
+	// desired state, a split field); nothing is written.
 	invalid *planner.InvalidError
-	plan    *planner.Plan
-	// written are the ManifestWorks this reconcile created or updated, by cluster.
-	written map[string]*workv1.ManifestWork
-	// conflicts are clusters whose namespace holds a foreign ManifestWork with the name this one would use.
-	conflicts   []string
-	writeErrors []error
-	// failedClusters are the clusters whose writes failed, sorted.
-	failedClusters []string
 	// unavailable says, per ManagedCluster that is not available, why.
 	unavailable map[string]string
-	// placement and decisions are the Placement and its PlacementDecisions, when it exists.
-	placement *clusterv1beta1.Placement
-	decisions []clusterv1beta1.PlacementDecision
+	// planInput are the cluster facts a split weighs clusters by (labels, scores), read only when the desired
+	// state is computed; scoresExpire is when the earliest score used expires.
+	planInput    planner.Input
+	scoresExpire time.Duration
+}
+
+// desired is the desired state decided from the inputs.
+type desired struct {
+	// templateHash is the hash of the current template (workv1alpha1.AnnotationTemplateHash); "" without a plan.
+	templateHash string
 	// current is the health of each cluster's work before this reconcile's writes.
 	current map[string]health.ClusterResult
 	// failoverEvaluated is set when failover applies and was evaluated in this reconcile.
@@ -323,19 +311,35 @@ type observation struct {
 	// failoverStates is each decided cluster's failover state, failedOver the clusters whose shares others carry.
 	failoverStates map[string]failover.State
 	failedOver     map[string]bool
+	// previous are the shares this manager delivered before this reconcile, by cluster (see memory).
+	previous map[string]map[string]int32
+	plan     *planner.Plan
 	// rollout says which clusters the rollout strategy lets have the current template now.
 	rollout rolloutPlan
-	// templateHash is the hash of the current template (workv1alpha1.AnnotationTemplateHash); "" without a plan.
-	templateHash string
 	// upToDate are the decided clusters whose work carries the current template after this reconcile.
 	upToDate map[string]bool
 	// leaving is the number of clusters that left the decisions and whose works are kept for now.
 	leaving int32
+	// sharesDropped is set when the works' shares annotations, read after a restart, did not match the status.
+	sharesDropped bool
+}
+
+// outcome is what apply's writes did.
+type outcome struct {
+	// written are the ManifestWorks this reconcile created or updated, by cluster.
+	written map[string]*workv1.ManifestWork
+	// deleted are the clusters whose works this reconcile deleted.
+	deleted []string
+	// conflicts are clusters whose namespace holds a foreign ManifestWork with the name this one would use.
+	conflicts   []string
+	writeErrors []error
+	// failedClusters are the clusters whose writes failed, sorted.
+	failedClusters []string
 }
 
 // decided reports whether the Placement exists and its decisions are its selection, so they may be acted on.
-func (o *observation) decided() bool {
-	return o.placementFound && o.undecided == ""
+func (in *inputs) decided() bool {
+	return in.placementFound && in.undecided == ""
 }
 
 // work is the cluster's ManifestWork after this reconcile's writes, or nil.

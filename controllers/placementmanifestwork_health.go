@@ -12,15 +12,15 @@ import (
 // clusterHealth judges each cluster that has a work, from the works as they are before this reconcile writes.
 // A work that carries an earlier template (a rollout holds it) is judged against the manifests it carries, as
 // its agent reports them, not against the current template's list by position.
-func clusterHealth(pmw *workv1alpha1.PlacementManifestWork, obs *observation) map[string]health.ClusterResult {
-	base := health.Inputs(obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
-	out := make(map[string]health.ClusterResult, len(obs.owned))
-	for cluster, w := range obs.owned {
-		manifests := withShares(base, obs.shares[cluster])
-		if !manifestwork.CarriesTemplate(w, obs.templateHash) {
+func clusterHealth(pmw *workv1alpha1.PlacementManifestWork, in *inputs, templateHash string) map[string]health.ClusterResult {
+	base := health.Inputs(in.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
+	out := make(map[string]health.ClusterResult, len(in.owned))
+	for cluster, w := range in.owned {
+		manifests := withShares(base, in.shares[cluster])
+		if !manifestwork.CarriesTemplate(w, templateHash) {
 			manifests = health.WorkManifests(w)
 		}
-		out[cluster] = health.Cluster(health.ClusterInput{Work: w, Unavailable: obs.unavailable[cluster], Manifests: manifests})
+		out[cluster] = health.Cluster(health.ClusterInput{Work: w, Unavailable: in.unavailable[cluster], Manifests: manifests})
 	}
 	return out
 }

@@ -132,10 +132,10 @@ func DecidedClusters(decisions []clusterv1beta1.PlacementDecision) []string {
 	return out
 }
 
-// planInput gathers what the planner needs beyond the spec: previous shares, and cluster labels or scores
+// planInput gathers what the planner needs beyond the spec and the previous shares: cluster labels or scores
 // when a split weighs clusters by them. It also returns how soon the earliest used score expires.
-func (r *PlacementManifestWorkReconciler) planInput(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, clusters []string, previous map[string]map[string]int32) (planner.Input, time.Duration, error) {
-	in := planner.Input{Clusters: clusters, Previous: previous, MaxManifestBytes: r.MaxManifestBytes}
+func (r *PlacementManifestWorkReconciler) planInput(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, clusters []string) (planner.Input, time.Duration, error) {
+	in := planner.Input{Clusters: clusters, MaxManifestBytes: r.MaxManifestBytes}
 	var expiry time.Duration
 	for _, s := range pmw.Spec.DistributionStrategy {
 		if s.Split == nil {

@@ -157,8 +157,11 @@ func TestPlanWrites(t *testing.T) {
 			for _, c := range tc.clusters {
 				decision.Status.Decisions = append(decision.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c})
 			}
-			obs := &observation{placement: &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}},
-				decisions: []clusterv1beta1.PlacementDecision{decision}, clusters: tc.clusters, owned: tc.owned, current: tc.current, plan: plan}
+			obs := &observation{
+				inputs: inputs{placement: &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}},
+					decisions: []clusterv1beta1.PlacementDecision{decision}, clusters: tc.clusters, owned: tc.owned},
+				desired: desired{current: tc.current, plan: plan},
+			}
 			if obs.owned == nil {
 				obs.owned = map[string]*workv1.ManifestWork{}
 			}

@@ -68,8 +68,7 @@ func TestPlanRollout(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			pmw := &workv1alpha1.PlacementManifestWork{Spec: workv1alpha1.PlacementManifestWorkSpec{RolloutStrategy: tc.strategy}}
-			obs := &observation{placement: placement, decisions: []clusterv1beta1.PlacementDecision{decision},
-				clusters: []string{"a", "b", "c"}, owned: tc.owned, templateHash: "new"}
+			obs := &observation{inputs: inputs{placement: placement, decisions: []clusterv1beta1.PlacementDecision{decision}, clusters: []string{"a", "b", "c"}, owned: tc.owned}, desired: desired{templateHash: "new"}}
 			got := planRollout(pmw, obs, tc.current)
 			if (got.err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want error: %v", got.err, tc.wantErr)

@@ -81,9 +81,9 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	}
 	st.LeavingClusters = obs.leaving
 
-	setCondition(&st, pmw, placementCondition(obs))
+	setCondition(&st, pmw, placementCondition(&obs.inputs))
 	setCondition(&st, pmw, appliedCondition(obs, outcomes, st.PlacedManifestWorkSummary))
-	setCondition(&st, pmw, distributedCondition(pmw, obs))
+	setCondition(&st, pmw, distributedCondition(pmw, obs.invalid, obs.plan))
 	var rollout *metav1.Condition
 	if obs.plan != nil {
 		var c metav1.Condition
@@ -91,7 +91,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		setCondition(&st, pmw, c)
 		rollout = &c
 	} else {
-		setCondition(&st, pmw, rolloutUnknown(obs))
+		setCondition(&st, pmw, rolloutUnknown(&obs.inputs))
 	}
 	ready, reconciling, stalled := readiness(obs, st.PlacedManifestWorkSummary, rollout)
 	setCondition(&st, pmw, ready)
@@ -106,13 +106,13 @@ func written(obs *observation, cluster string) bool {
 }
 
 // rolloutUnknown is RolloutComplete when no plan exists, so that it still describes the current generation.
-func rolloutUnknown(obs *observation) metav1.Condition {
+func rolloutUnknown(in *inputs) metav1.Condition {
 	c := metav1.Condition{Type: workv1alpha1.ConditionRolloutComplete, Status: metav1.ConditionUnknown}
 	switch {
-	case obs.invalid != nil:
-		c.Reason, c.Message = obs.invalid.Reason, obs.invalid.Message
-	case !obs.decided():
-		placement := placementCondition(obs)
+	case in.invalid != nil:
+		c.Reason, c.Message = in.invalid.Reason, in.invalid.Message
+	case !in.decided():
+		placement := placementCondition(in)
 		c.Reason, c.Message = placement.Reason, placement.Message
 	default:
 		c.Reason, c.Message = workv1alpha1.ReasonNoClusters, "No cluster is decided"
@@ -143,7 +143,7 @@ func readiness(obs *observation, s workv1alpha1.PlacedManifestWorkSummary, rollo
 	case stalled.Status == metav1.ConditionTrue:
 		ready.Reason, ready.Message = stalled.Reason, stalled.Message
 	case !obs.decided():
-		placement := placementCondition(obs)
+		placement := placementCondition(&obs.inputs)
 		ready.Reason, ready.Message = placement.Reason, placement.Message
 	case len(obs.clusters) == 0 && obs.leaving == 0:
 		// Nothing to deliver is a finished state, so GitOps tools that gate on Ready or kstatus do not wait
@@ -186,21 +186,21 @@ func setCondition(st *workv1alpha1.PlacementManifestWorkStatus, pmw *workv1alpha
 	meta.SetStatusCondition(&st.Conditions, c)
 }
 
-func placementCondition(obs *observation) metav1.Condition {
+func placementCondition(in *inputs) metav1.Condition {
 	c := metav1.Condition{Type: workv1alpha1.ConditionPlacementVerified}
 	switch {
-	case !obs.placementFound:
+	case !in.placementFound:
 		c.Status, c.Reason = metav1.ConditionFalse, workv1alpha1.ReasonPlacementNotFound
-		c.Message = fmt.Sprintf("Placement %q does not exist in this namespace; the %d ManifestWorks already delivered are kept", obs.placementName, len(obs.owned))
-	case obs.undecided != "":
+		c.Message = fmt.Sprintf("Placement %q does not exist in this namespace; the %d ManifestWorks already delivered are kept", in.placementName, len(in.owned))
+	case in.undecided != "":
 		c.Status, c.Reason = metav1.ConditionFalse, workv1alpha1.ReasonPlacementNotDecided
-		c.Message = fmt.Sprintf("%s; the %d ManifestWorks already delivered are kept until it is", obs.undecided, len(obs.owned))
-	case len(obs.clusters) == 0:
+		c.Message = fmt.Sprintf("%s; the %d ManifestWorks already delivered are kept until it is", in.undecided, len(in.owned))
+	case len(in.clusters) == 0:
 		c.Status, c.Reason = metav1.ConditionFalse, workv1alpha1.ReasonPlacementDecisionEmpty
-		c.Message = fmt.Sprintf("Placement %q selects no cluster: check its predicates and the ManagedClusterSetBindings of this namespace", obs.placementName)
+		c.Message = fmt.Sprintf("Placement %q selects no cluster: check its predicates and the ManagedClusterSetBindings of this namespace", in.placementName)
 	default:
 		c.Status, c.Reason = metav1.ConditionTrue, workv1alpha1.ReasonPlacementDecided
-		c.Message = fmt.Sprintf("Placement %q selects %d clusters", obs.placementName, len(obs.clusters))
+		c.Message = fmt.Sprintf("Placement %q selects %d clusters", in.placementName, len(in.clusters))
 	}
 	return c
 }
@@ -242,23 +242,23 @@ func appliedCondition(obs *observation, outcomes []status.ClusterOutcome, summar
 	return c
 }
 
-func distributedCondition(pmw *workv1alpha1.PlacementManifestWork, obs *observation) metav1.Condition {
+func distributedCondition(pmw *workv1alpha1.PlacementManifestWork, invalid *planner.InvalidError, plan *planner.Plan) metav1.Condition {
 	c := metav1.Condition{Type: workv1alpha1.ConditionDistributed, Status: metav1.ConditionFalse}
 	switch {
-	case obs.invalid != nil:
-		c.Reason, c.Message = obs.invalid.Reason, obs.invalid.Message
-	case obs.plan != nil && len(obs.plan.Problems) > 0:
-		msgs := make([]string, 0, len(obs.plan.Problems))
-		for _, p := range obs.plan.Problems {
-			msgs = append(msgs, p.Message)
+	case invalid != nil:
+		c.Reason, c.Message = invalid.Reason, invalid.Message
+	case plan != nil && len(plan.Problems) > 0:
+		msgs := make([]string, 0, len(plan.Problems))
+		for _, problem := range plan.Problems {
+			msgs = append(msgs, problem.Message)
 		}
-		c.Reason, c.Message = obs.plan.Problems[0].Reason, strings.Join(msgs, "; ")
+		c.Reason, c.Message = plan.Problems[0].Reason, strings.Join(msgs, "; ")
 	default:
 		c.Status, c.Reason = metav1.ConditionTrue, workv1alpha1.ReasonDistributed
 		manifests := len(pmw.Spec.ManifestWorkTemplate.Workload.Manifests)
 		splits := 0
-		if obs.plan != nil {
-			splits = len(obs.plan.Splits)
+		if plan != nil {
+			splits = len(plan.Splits)
 		}
 		c.Message = fmt.Sprintf("%d manifests: %d replicated, %d split", manifests, manifests-splits, splits)
 	}

@@ -22,55 +22,55 @@ func TestReadiness(t *testing.T) {
 		reason              string
 	}{
 		"all available": {
-			obs: observation{placementFound: true, clusters: decided}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Available: 2},
+			obs: observation{inputs: inputs{placementFound: true, clusters: decided}}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Available: 2},
 			ready: metav1.ConditionTrue, recon: metav1.ConditionFalse, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonAllClustersAvailable,
 		},
 		"progressing": {
-			obs: observation{placementFound: true, clusters: decided}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Available: 1, Progressing: 1},
+			obs: observation{inputs: inputs{placementFound: true, clusters: decided}}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Available: 1, Progressing: 1},
 			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonClustersProgressing,
 		},
 		"degraded": {
-			obs: observation{placementFound: true, clusters: decided}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Available: 1, Degraded: 1},
+			obs: observation{inputs: inputs{placementFound: true, clusters: decided}}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Available: 1, Degraded: 1},
 			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonClustersDegraded,
 		},
 		"no clusters decided: nothing to deliver is done": {
-			obs:   observation{placementFound: true},
+			obs:   observation{inputs: inputs{placementFound: true}},
 			ready: metav1.ConditionTrue, recon: metav1.ConditionFalse, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonPlacementDecisionEmpty,
 		},
 		"no clusters decided, works kept for the move timeout": {
-			obs:   observation{placementFound: true, leaving: 2},
+			obs:   observation{inputs: inputs{placementFound: true}, desired: desired{leaving: 2}},
 			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonPlacementDecisionEmpty,
 		},
 		"placement not decided yet: waiting, not stalled": {
-			obs:   observation{placementFound: true, undecided: "not yet"},
+			obs:   observation{inputs: inputs{placementFound: true, undecided: "not yet"}},
 			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonPlacementNotDecided,
 		},
 		"write errors": {
-			obs: observation{placementFound: true, clusters: decided, writeErrors: []error{errors.New("boom")}}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Available: 2},
+			obs: observation{inputs: inputs{placementFound: true, clusters: decided}, outcome: outcome{writeErrors: []error{errors.New("boom")}}}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Available: 2},
 			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonWriteFailed,
 		},
 		"invalid template stalls": {
-			obs:   observation{placementFound: true, clusters: decided, invalid: &planner.InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: "bad"}},
+			obs:   observation{inputs: inputs{placementFound: true, clusters: decided, invalid: &planner.InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: "bad"}}},
 			ready: metav1.ConditionFalse, recon: metav1.ConditionFalse, stall: metav1.ConditionTrue, reason: workv1alpha1.ReasonInvalidTemplate,
 		},
 		"missing placement stalls": {
-			obs:   observation{placementName: "p"},
+			obs:   observation{inputs: inputs{placementName: "p"}},
 			ready: metav1.ConditionFalse, recon: metav1.ConditionFalse, stall: metav1.ConditionTrue, reason: workv1alpha1.ReasonPlacementNotFound,
 		},
 		"a foreign work blocks its cluster only: not stalled": {
-			obs:   observation{placementFound: true, clusters: decided, conflicts: []string{"c2"}},
+			obs:   observation{inputs: inputs{placementFound: true, clusters: decided}, outcome: outcome{conflicts: []string{"c2"}}},
 			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonManifestWorkConflict,
 		},
 		"an invalid rollout strategy stalls": {
-			obs: observation{placementFound: true, clusters: decided}, rollout: &metav1.Condition{Reason: workv1alpha1.ReasonInvalidRolloutStrategy},
+			obs: observation{inputs: inputs{placementFound: true, clusters: decided}}, rollout: &metav1.Condition{Reason: workv1alpha1.ReasonInvalidRolloutStrategy},
 			ready: metav1.ConditionFalse, recon: metav1.ConditionFalse, stall: metav1.ConditionTrue, reason: workv1alpha1.ReasonInvalidRolloutStrategy,
 		},
 		"a rollout stopped by maxFailures stalls": {
-			obs: observation{placementFound: true, clusters: decided}, rollout: &metav1.Condition{Reason: workv1alpha1.ReasonRolloutMaxFailures},
+			obs: observation{inputs: inputs{placementFound: true, clusters: decided}}, rollout: &metav1.Condition{Reason: workv1alpha1.ReasonRolloutMaxFailures},
 			ready: metav1.ConditionFalse, recon: metav1.ConditionFalse, stall: metav1.ConditionTrue, reason: workv1alpha1.ReasonRolloutMaxFailures,
 		},
 		"a progressing rollout is reconciling": {
-			obs: observation{placementFound: true, clusters: decided}, rollout: &metav1.Condition{Reason: workv1alpha1.ReasonRolloutProgressing},
+			obs: observation{inputs: inputs{placementFound: true, clusters: decided}}, rollout: &metav1.Condition{Reason: workv1alpha1.ReasonRolloutProgressing},
 			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonRolloutProgressing,
 		},
 	}

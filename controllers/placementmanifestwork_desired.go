@@ -1,0 +1,70 @@
+package controllers
+
+import (
+	"errors"
+	"time"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+)
+
+// remembered is what the desired state reads of the manager's memory.
+type remembered struct {
+	// failover are the failover states, seeded from status.failedOver after a restart.
+	failover map[string]failover.State
+	// delivered are the split shares the manager delivered; deliveredKnown is false when it has no record.
+	delivered      map[string]map[string]int32
+	deliveredKnown bool
+}
+
+// desiredState decides, without I/O, the desired state of a PlacementManifestWork whose Placement is decided
+// and whose spec is usable: each cluster's health, failover, the split and the works (planner). Which writes
+// that asks for is planWrites'. It returns an InvalidError when no valid desired state exists (a split field
+// that is not an integer, works over the size limit), and when time alone changes the outcome.
+func desiredState(pmw *workv1alpha1.PlacementManifestWork, in *inputs, mem remembered, now time.Time) (desired, *planner.InvalidError, time.Duration, error) {
+	var d desired
+	configs := health.ManifestConfigs(in.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
+	var err error
+	if d.templateHash, err = manifestwork.TemplateHash(pmw, configs); err != nil {
+		return d, nil, 0, err
+	}
+	d.current = clusterHealth(pmw, in, d.templateHash)
+	recheck := in.scoresExpire
+	if policy, ok := failoverPolicy(pmw); ok {
+		var after time.Duration
+		d.failoverEvaluated = true
+		d.failoverStates, d.failedOver, after = failoverStates(policy, in.clusters, d.current, mem.failover, now)
+		recheck = minPositive(recheck, after)
+	}
+
+	// The previous shares keep the division stable. Without the manager's own record (after a restart) the
+	// works' annotations stand in, but only when they reproduce the division the status reports.
+	previous := mem.delivered
+	if !mem.deliveredKnown {
+		previous = in.shares
+	}
+	input := in.planInput
+	input.Clusters, input.Previous = in.clusters, previous
+	if len(d.failedOver) > 0 {
+		input.FailedOver = d.failedOver
+	}
+	plan, err := planner.Compute(pmw, in.template, input)
+	if err == nil && !mem.deliveredKnown && len(previous) > 0 && !sharesMatchStatus(plan, previous, in.clusters, d.failedOver, pmw.Status.Splits) {
+		d.sharesDropped = true
+		previous, input.Previous = nil, nil
+		plan, err = planner.Compute(pmw, in.template, input)
+	}
+	d.previous = previous
+	var invalid *planner.InvalidError
+	switch {
+	case errors.As(err, &invalid):
+		return d, invalid, recheck, nil
+	case err != nil:
+		return d, nil, 0, err
+	}
+	d.plan = plan
+	return d, nil, recheck, nil
+}

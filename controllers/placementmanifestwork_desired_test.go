@@ -1,0 +1,132 @@
+package controllers
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+)
+
+// TestDesiredState covers what only envtest reached before: failover shares, the check of the works' shares
+// after a restart, and an invalid split.
+func TestDesiredState(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	const key = "Deployment.apps default/web .spec.replicas"
+	splitPMW := func(replicas int) *workv1alpha1.PlacementManifestWork {
+		p := framework.MakePMW("web", "ns").Manifest(framework.Deployment("web", "default", replicas)).
+			Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default", Type: workv1alpha1.DistributionSplit,
+				Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}}).Obj()
+		p.UID = "uid"
+		p.Spec.Failover = &workv1alpha1.FailoverPolicy{GracePeriod: &metav1.Duration{Duration: time.Minute}}
+		return p
+	}
+	// degraded is a work its agent reports degraded for its current generation.
+	degraded := func() *workv1.ManifestWork {
+		w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
+		framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: metav1.ConditionTrue, workv1.WorkDegraded: metav1.ConditionTrue})
+		return w
+	}
+	withStatus := func(p *workv1alpha1.PlacementManifestWork, splits ...workv1alpha1.SplitStatus) *workv1alpha1.PlacementManifestWork {
+		p.Status.Splits = splits
+		return p
+	}
+	splitStatus := func(placed int32, shares ...workv1alpha1.ShareCount) workv1alpha1.SplitStatus {
+		return workv1alpha1.SplitStatus{Name: "web", Namespace: "default", Group: "apps", Kind: "Deployment",
+			FieldPath: ".spec.replicas", Total: 6, Placed: placed, Shares: shares}
+	}
+
+	cases := map[string]struct {
+		pmw         *workv1alpha1.PlacementManifestWork
+		owned       map[string]*workv1.ManifestWork
+		shares      map[string]map[string]int32
+		mem         remembered
+		wantShares  map[string]int32
+		wantFailed  map[string]bool
+		wantDropped bool
+		wantRecheck time.Duration
+		wantInvalid string
+	}{
+		"a degraded cluster is failed over once its unbroken spell lasts the grace period": {
+			pmw:        splitPMW(6),
+			owned:      map[string]*workv1.ManifestWork{"c": degraded()},
+			mem:        remembered{failover: map[string]failover.State{"c": {UnhealthySince: now.Add(-time.Minute)}}, deliveredKnown: true},
+			wantShares: map[string]int32{"a": 3, "b": 3, "c": 0},
+			wantFailed: map[string]bool{"c": true},
+		},
+		"within the grace period it keeps its share, and time alone changes that": {
+			pmw:         splitPMW(6),
+			owned:       map[string]*workv1.ManifestWork{"c": degraded()},
+			mem:         remembered{failover: map[string]failover.State{"c": {UnhealthySince: now.Add(-20 * time.Second)}}, deliveredKnown: true},
+			wantShares:  map[string]int32{"a": 2, "b": 2, "c": 2},
+			wantFailed:  map[string]bool{},
+			wantRecheck: 40 * time.Second,
+		},
+		"after a restart the works' shares stand in when they reproduce the status": {
+			pmw:        withStatus(splitPMW(6), splitStatus(6, workv1alpha1.ShareCount{Share: 2, Clusters: 3})),
+			shares:     map[string]map[string]int32{"a": {key: 2}, "b": {key: 2}, "c": {key: 2}},
+			wantShares: map[string]int32{"a": 2, "b": 2, "c": 2},
+			wantFailed: map[string]bool{},
+		},
+		"after a restart a forged share is caught and the division starts afresh": {
+			pmw:         withStatus(splitPMW(6), splitStatus(6, workv1alpha1.ShareCount{Share: 2, Clusters: 3})),
+			shares:      map[string]map[string]int32{"a": {key: 6}, "b": {key: 2}, "c": {key: 2}},
+			wantShares:  map[string]int32{"a": 2, "b": 2, "c": 2},
+			wantFailed:  map[string]bool{},
+			wantDropped: true,
+		},
+		"a split field that is not an integer is invalid": {
+			pmw: func() *workv1alpha1.PlacementManifestWork {
+				p := splitPMW(6)
+				p.Spec.DistributionStrategy[0].Split.FieldPath = ".spec.paused"
+				return p
+			}(),
+			mem:         remembered{deliveredKnown: true},
+			wantInvalid: workv1alpha1.ReasonInvalidSplitField,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			manifests, err := planner.ParseTemplate(tc.pmw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := &inputs{placementFound: true, clusters: []string{"a", "b", "c"}, owned: tc.owned, shares: tc.shares, template: manifests}
+			d, invalid, recheck, err := desiredState(tc.pmw, in, tc.mem, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantInvalid != "" {
+				if invalid == nil || invalid.Reason != tc.wantInvalid {
+					t.Fatalf("invalid = %v, want reason %s", invalid, tc.wantInvalid)
+				}
+				return
+			}
+			if invalid != nil {
+				t.Fatalf("invalid: %v", invalid)
+			}
+			got := map[string]int32{}
+			for c, s := range d.plan.Shares {
+				got[c] = s[key]
+			}
+			if diff := cmp.Diff(tc.wantShares, got); diff != "" {
+				t.Errorf("shares (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantFailed, d.failedOver); diff != "" {
+				t.Errorf("failed over (-want +got):\n%s", diff)
+			}
+			if d.sharesDropped != tc.wantDropped {
+				t.Errorf("sharesDropped = %v, want %v", d.sharesDropped, tc.wantDropped)
+			}
+			if recheck != tc.wantRecheck {
+				t.Errorf("recheck = %v, want %v", recheck, tc.wantRecheck)
+			}
+		})
+	}
+}

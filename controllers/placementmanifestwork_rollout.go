@@ -151,34 +151,34 @@ func moveTimeout(pmw *workv1alpha1.PlacementManifestWork) time.Duration {
 }
 
 // rolloutStatus and rolloutCondition describe how far the current template has reached.
-func rolloutStatus(obs *observation) (*workv1alpha1.RolloutStatus, metav1.Condition) {
-	st := &workv1alpha1.RolloutStatus{Total: int32(len(obs.clusters)), CurrentGroup: obs.rollout.currentGroup}
+func rolloutStatus(clusters []string, d *desired) (*workv1alpha1.RolloutStatus, metav1.Condition) {
+	st := &workv1alpha1.RolloutStatus{Total: int32(len(clusters)), CurrentGroup: d.rollout.currentGroup}
 	timedOut := map[string]bool{}
-	for _, c := range obs.rollout.timedOut {
+	for _, c := range d.rollout.timedOut {
 		timedOut[c] = true
 	}
-	for _, c := range obs.clusters {
-		if !obs.upToDate[c] {
+	for _, c := range clusters {
+		if !d.upToDate[c] {
 			continue
 		}
 		st.Updated++
 		switch {
-		case timedOut[c] || obs.current[c].State == health.Degraded:
+		case timedOut[c] || d.current[c].State == health.Degraded:
 			st.Failed++
-		case obs.current[c].State == health.Healthy:
+		case d.current[c].State == health.Healthy:
 			st.Succeeded++
 		}
 	}
 	cond := metav1.Condition{Type: workv1alpha1.ConditionRolloutComplete, Status: metav1.ConditionFalse}
 	switch {
-	case obs.rollout.err != nil:
-		cond.Reason, cond.Message = workv1alpha1.ReasonInvalidRolloutStrategy, obs.rollout.err.Error()
-	case obs.rollout.maxFailures:
+	case d.rollout.err != nil:
+		cond.Reason, cond.Message = workv1alpha1.ReasonInvalidRolloutStrategy, d.rollout.err.Error()
+	case d.rollout.maxFailures:
 		cond.Reason = workv1alpha1.ReasonRolloutMaxFailures
 		cond.Message = fmt.Sprintf("The rollout stopped: %d of %d updated clusters failed, more than maxFailures allows; %d of %d clusters carry the current template", st.Failed, st.Updated, st.Updated, st.Total)
-	case len(obs.rollout.timedOut) > 0:
+	case len(d.rollout.timedOut) > 0:
 		cond.Reason = workv1alpha1.ReasonRolloutTimeout
-		cond.Message = fmt.Sprintf("Clusters %s did not become available within progressDeadline; %d of %d clusters carry the current template", names(obs.rollout.timedOut), st.Updated, st.Total)
+		cond.Message = fmt.Sprintf("Clusters %s did not become available within progressDeadline; %d of %d clusters carry the current template", names(d.rollout.timedOut), st.Updated, st.Total)
 	case st.Updated < st.Total:
 		cond.Reason = workv1alpha1.ReasonRolloutProgressing
 		cond.Message = fmt.Sprintf("%d of %d clusters carry the current template", st.Updated, st.Total)

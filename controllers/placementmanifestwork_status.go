@@ -82,12 +82,12 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	st.LeavingClusters = obs.leaving
 
 	setCondition(&st, pmw, placementCondition(&obs.inputs))
-	setCondition(&st, pmw, appliedCondition(obs, outcomes, st.PlacedManifestWorkSummary))
+	setCondition(&st, pmw, appliedCondition(&obs.inputs, &obs.outcome, outcomes, st.PlacedManifestWorkSummary))
 	setCondition(&st, pmw, distributedCondition(pmw, obs.invalid, obs.plan))
 	var rollout *metav1.Condition
 	if obs.plan != nil {
 		var c metav1.Condition
-		st.Rollout, c = rolloutStatus(obs)
+		st.Rollout, c = rolloutStatus(obs.clusters, &obs.desired)
 		setCondition(&st, pmw, c)
 		rollout = &c
 	} else {
@@ -205,21 +205,21 @@ func placementCondition(in *inputs) metav1.Condition {
 	return c
 }
 
-func appliedCondition(obs *observation, outcomes []status.ClusterOutcome, summary workv1alpha1.PlacedManifestWorkSummary) metav1.Condition {
+func appliedCondition(in *inputs, out *outcome, outcomes []status.ClusterOutcome, summary workv1alpha1.PlacedManifestWorkSummary) metav1.Condition {
 	c := metav1.Condition{Type: workv1alpha1.ConditionManifestworkApplied, Status: metav1.ConditionFalse}
 	switch {
-	case obs.invalid != nil:
-		c.Reason, c.Message = obs.invalid.Reason, obs.invalid.Message
-	case !obs.decided() || len(obs.clusters) == 0:
+	case in.invalid != nil:
+		c.Reason, c.Message = in.invalid.Reason, in.invalid.Message
+	case !in.decided() || len(in.clusters) == 0:
 		c.Reason, c.Message = workv1alpha1.ReasonNoClusters, "No cluster is decided, so no ManifestWork is written"
-	case len(obs.conflicts) > 0:
+	case len(out.conflicts) > 0:
 		c.Reason = workv1alpha1.ReasonManifestWorkConflict
 		c.Message = fmt.Sprintf("A ManifestWork named %q that this PlacementManifestWork does not own exists in %s; it is left alone and those clusters get nothing until it is removed or renamed",
-			obs.workName, names(obs.conflicts))
-	case len(obs.writeErrors) > 0:
+			in.workName, names(out.conflicts))
+	case len(out.writeErrors) > 0:
 		c.Reason = workv1alpha1.ReasonWriteFailed
 		c.Message = fmt.Sprintf("%d ManifestWork writes failed and will be retried, for clusters %s; first error: %v",
-			len(obs.writeErrors), names(obs.failedClusters), obs.writeErrors[0])
+			len(out.writeErrors), names(out.failedClusters), out.writeErrors[0])
 	default:
 		var failed []string
 		for _, o := range outcomes {

@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 )
@@ -18,26 +20,7 @@ func sharesMatchStatus(plan *planner.Plan, shares map[string]map[string]int32, c
 	for i := range got {
 		g, r := got[i], reported[i]
 		g.Total, g.Unplaced, r.Total, r.Unplaced = 0, 0, 0, 0
-		if !equalSplit(g, r) {
-			return false
-		}
-	}
-	return true
-}
-
-func equalSplit(a, b workv1alpha1.SplitStatus) bool {
-	if a.Name != b.Name || a.Namespace != b.Namespace || a.Group != b.Group || a.Kind != b.Kind || a.FieldPath != b.FieldPath ||
-		a.Placed != b.Placed || a.FailedOver != b.FailedOver || a.ClustersNotListed != b.ClustersNotListed ||
-		len(a.Shares) != len(b.Shares) || len(a.Clusters) != len(b.Clusters) {
-		return false
-	}
-	for i := range a.Shares {
-		if a.Shares[i] != b.Shares[i] {
-			return false
-		}
-	}
-	for i := range a.Clusters {
-		if a.Clusters[i] != b.Clusters[i] {
+		if !equality.Semantic.DeepEqual(g, r) {
 			return false
 		}
 	}

@@ -24,7 +24,7 @@ func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1a
 	// Kept in memory, not on the works: marking each leaving work would cost a write per cluster that leaves.
 	since := r.memory.leaving(manifestwork.Owner(pmw), leavingClusters(obs), now)
 	wp := planWrites(pmw, obs, since, now)
-	obs.templateHash, obs.rollout, obs.upToDate, obs.leaving = wp.templateHash, wp.rollout, wp.upToDate, wp.leaving
+	obs.rollout, obs.upToDate, obs.leaving = wp.rollout, wp.upToDate, wp.leaving
 	obs.writeErrors = append(obs.writeErrors, wp.buildErrors...)
 	r.apply(ctx, pmw, obs, wp.ops)
 	return wp.recheck

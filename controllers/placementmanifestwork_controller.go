@@ -302,7 +302,9 @@ type inputs struct {
 
 // desired is the desired state decided from the inputs.
 type desired struct {
-	// templateHash is the hash of the current template (workv1alpha1.AnnotationTemplateHash); "" without a plan.
+	// builder builds the works of the current template; templateHash is its hash
+	// (workv1alpha1.AnnotationTemplateHash), "" without a plan.
+	builder      *manifestwork.Builder
 	templateHash string
 	// current is the health of each cluster's work before this reconcile's writes.
 	current map[string]health.ClusterResult

@@ -26,11 +26,13 @@ type remembered struct {
 // that is not an integer, works over the size limit), and when time alone changes the outcome.
 func desiredState(pmw *workv1alpha1.PlacementManifestWork, in *inputs, mem remembered, now time.Time) (desired, *planner.InvalidError, time.Duration, error) {
 	var d desired
-	configs := health.ManifestConfigs(in.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
+	// The builder is made once: the template hash judges health (a held cluster is judged by what its work
+	// carries) and planWrites builds every cluster's work with it.
 	var err error
-	if d.templateHash, err = manifestwork.TemplateHash(pmw, configs); err != nil {
+	if d.builder, err = manifestwork.NewBuilder(pmw, health.ManifestConfigs(in.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)); err != nil {
 		return d, nil, 0, err
 	}
+	d.templateHash = d.builder.TemplateHash()
 	d.current = clusterHealth(pmw, in, d.templateHash)
 	recheck := in.scoresExpire
 	if policy, ok := failoverPolicy(pmw); ok {

@@ -25,10 +25,9 @@ type writeOp struct {
 // writePlan is what the desired state asks of the ManifestWorks.
 type writePlan struct {
 	ops []writeOp
-	// templateHash is the current template's hash; upToDate the decided clusters whose work carries it.
-	templateHash string
-	upToDate     map[string]bool
-	rollout      rolloutPlan
+	// upToDate are the decided clusters whose work carries the current template.
+	upToDate map[string]bool
+	rollout  rolloutPlan
 	// leaving is how many works of clusters that left the decisions are kept for now (make before break).
 	leaving int32
 	// recheck, when positive, is when time alone changes the plan.
@@ -53,7 +52,7 @@ func leavingClusters(obs *observation) []string {
 }
 
 // planWrites decides, without I/O, which ManifestWorks to create, update and delete so each decided cluster
-// has its planned work, writing only where something differs:
+// has its planned work (built by the desired state's builder), writing only where something differs:
 //   - the rollout strategy governs the template: a cluster whose work carries an earlier template, or none,
 //     gets the current one only when the strategy allows it now;
 //   - split shares that change (a cluster joined, left or failed over) reach every cluster that runs the
@@ -64,23 +63,15 @@ func leavingClusters(obs *observation) []string {
 func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavingSince map[string]time.Time, now time.Time) writePlan {
 	var wp writePlan
 	desired := make(map[string]*workv1.ManifestWork, len(obs.clusters))
-	builder, err := manifestwork.NewBuilder(pmw, obs.plan.ManifestConfigs)
-	if err != nil {
-		wp.buildErrors = append(wp.buildErrors, err)
-		return wp
-	}
 	for _, cluster := range obs.clusters {
-		w, err := builder.Build(cluster, obs.plan.Manifests[cluster], obs.plan.Shares[cluster])
+		w, err := obs.builder.Build(cluster, obs.plan.Manifests[cluster], obs.plan.Shares[cluster])
 		if err != nil {
 			wp.buildErrors = append(wp.buildErrors, err)
 			continue
 		}
 		desired[cluster] = w
 	}
-	wp.templateHash = builder.TemplateHash()
-	gate := *obs
-	gate.templateHash = wp.templateHash
-	wp.rollout = planRollout(pmw, &gate, obs.current)
+	wp.rollout = planRollout(pmw, obs, obs.current)
 	wp.recheck = wp.rollout.recheck
 
 	wp.upToDate = make(map[string]bool, len(obs.clusters))
@@ -89,7 +80,7 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 		if d == nil {
 			continue
 		}
-		templateChange := !manifestwork.CarriesTemplate(existing, wp.templateHash)
+		templateChange := !manifestwork.CarriesTemplate(existing, obs.templateHash)
 		specChange := existing == nil || existing.Annotations[workv1alpha1.AnnotationSpecHash] != d.Annotations[workv1alpha1.AnnotationSpecHash]
 		if !templateChange {
 			wp.upToDate[cluster] = true

@@ -152,6 +152,10 @@ func TestPlanWrites(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			builder, err := manifestwork.NewBuilder(tc.pmw, plan.ManifestConfigs)
+			if err != nil {
+				t.Fatal(err)
+			}
 			decision := clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Name: "p-1", Namespace: "ns",
 				Labels: map[string]string{clusterv1beta1.PlacementLabel: "p"}}}
 			for _, c := range tc.clusters {
@@ -160,7 +164,7 @@ func TestPlanWrites(t *testing.T) {
 			obs := &observation{
 				inputs: inputs{placement: &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}},
 					decisions: []clusterv1beta1.PlacementDecision{decision}, clusters: tc.clusters, owned: tc.owned},
-				desired: desired{current: tc.current, plan: plan},
+				desired: desired{builder: builder, templateHash: builder.TemplateHash(), current: tc.current, plan: plan},
 			}
 			if obs.owned == nil {
 				obs.owned = map[string]*workv1.ManifestWork{}

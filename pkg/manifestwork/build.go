@@ -57,15 +57,6 @@ func NewBuilder(pmw *workv1alpha1.PlacementManifestWork, configs []workv1.Manife
 	return b, nil
 }
 
-// TemplateHash is the template hash the works of pmw carry with these manifestConfigs (see Builder.TemplateHash).
-func TemplateHash(pmw *workv1alpha1.PlacementManifestWork, configs []workv1.ManifestConfigOption) (string, error) {
-	b, err := NewBuilder(pmw, configs)
-	if err != nil {
-		return "", err
-	}
-	return b.TemplateHash(), nil
-}
-
 // TemplateHash is the value of workv1alpha1.AnnotationTemplateHash on every work that carries the current template.
 func (b *Builder) TemplateHash() string { return b.templateHash }
 

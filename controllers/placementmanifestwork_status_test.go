@@ -9,7 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
 func TestReadiness(t *testing.T) {
@@ -124,5 +126,29 @@ func TestEvents(t *testing.T) {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// withShares gives health each split manifest's share, whatever field is split, and the replicas it asks for
+// only when .spec.replicas is: a Job split on parallelism with a share of 0 is asked for nothing.
+func TestWithShares(t *testing.T) {
+	p := framework.MakePMW("x", "ns").Manifest(framework.Deployment("web", "default", 4)).Manifest(framework.Job("batch", "default", 2)).Obj()
+	manifests, err := planner.ParseTemplate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := health.Inputs(manifests, nil)
+	got := withShares(base, map[string]int32{
+		planner.SplitKey(manifests[0], ".spec.replicas"):    3,
+		planner.SplitKey(manifests[1], ".spec.parallelism"): 0,
+	})
+	if s, r := got[0].Share, got[0].Replicas; s == nil || *s != 3 || r == nil || *r != 3 {
+		t.Errorf("Deployment: share %v, replicas %v, want 3 and 3", s, r)
+	}
+	if s, r := got[1].Share, got[1].Replicas; s == nil || *s != 0 || r != nil {
+		t.Errorf("Job: share %v, replicas %v, want 0 and unset", s, r)
+	}
+	if base[0].Share != nil || base[1].Share != nil {
+		t.Error("withShares modified the base inputs")
 	}
 }

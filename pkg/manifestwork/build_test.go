@@ -143,3 +143,34 @@ func TestOwnerOf(t *testing.T) {
 		})
 	}
 }
+
+// Every cluster's work carries the same template hash, whatever its share; a template change changes it. A
+// write drops the failover annotations earlier versions kept on works.
+func TestTemplateHashAndMerge(t *testing.T) {
+	pmw := testPMW()
+	pmw.Spec.ManifestWorkTemplate.Workload.Manifests = manifests(`{"kind":"ConfigMap","metadata":{"name":"a"}}`)
+	a := build(t, pmw, "c1", manifests(`{"kind":"ConfigMap","metadata":{"name":"a"},"x":1}`), map[string]int32{"k": 1})
+	b := build(t, pmw, "c2", manifests(`{"kind":"ConfigMap","metadata":{"name":"a"},"x":2}`), map[string]int32{"k": 2})
+	if a.Annotations[workv1alpha1.AnnotationSpecHash] == b.Annotations[workv1alpha1.AnnotationSpecHash] {
+		t.Error("different shares must give different spec hashes")
+	}
+	if a.Annotations[workv1alpha1.AnnotationTemplateHash] != b.Annotations[workv1alpha1.AnnotationTemplateHash] || !CarriesTemplate(b, a.Annotations[workv1alpha1.AnnotationTemplateHash]) {
+		t.Error("works of one template must carry one template hash")
+	}
+	changed := testPMW()
+	changed.Spec.ManifestWorkTemplate.Workload.Manifests = manifests(`{"kind":"ConfigMap","metadata":{"name":"b"}}`)
+	if c := build(t, changed, "c1", nil, nil); CarriesTemplate(a, c.Annotations[workv1alpha1.AnnotationTemplateHash]) {
+		t.Error("a template change must change the template hash")
+	}
+
+	existing := a.DeepCopy()
+	for _, k := range legacyAnnotations {
+		existing.Annotations[k] = "2026-11-20T00:00:00Z"
+	}
+	merged := Merge(existing, b)
+	for _, k := range legacyAnnotations {
+		if _, ok := merged.Annotations[k]; ok {
+			t.Errorf("Merge kept the legacy annotation %s", k)
+		}
+	}
+}

@@ -10,11 +10,6 @@ import (
 
 // Without process groups a child is stopped alone, and killed at once.
 
-const (
-	sigTerm = syscall.SIGTERM
-	sigKill = syscall.SIGKILL
-)
-
 func sysProcAttr() *syscall.SysProcAttr { return nil }
 
 func signalGroup(p *os.Process, _ syscall.Signal) error {

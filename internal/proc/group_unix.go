@@ -8,11 +8,6 @@ import (
 	"syscall"
 )
 
-const (
-	sigTerm = syscall.SIGTERM
-	sigKill = syscall.SIGKILL
-)
-
 // sysProcAttr puts a child in a process group of its own, led by it.
 func sysProcAttr() *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{Setpgid: true}

@@ -33,6 +33,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -41,6 +42,12 @@ const DefaultGrace = 10 * time.Second
 
 // TailLines is how many lines of its log an exit error shows.
 const TailLines = 30
+
+// The signals Stop sends: SIGTERM first, SIGKILL after the grace period (only the latter outside Unix).
+const (
+	sigTerm = syscall.SIGTERM
+	sigKill = syscall.SIGKILL
+)
 
 // Spec describes a child to start.
 type Spec struct {

@@ -152,3 +152,21 @@ const (
 	// EventReasonReady (Normal): the PlacementManifestWork became Ready.
 	EventReasonReady = "Ready"
 )
+
+// The condition of a ResourceInterpreter and its reasons.
+const (
+	// ConditionInterpreterReady is True when the manager compiled the interpreter and uses it for its kind.
+	ConditionInterpreterReady = "Ready"
+	// ReasonInterpreterAccepted: the interpreter compiled and is in use for its kind.
+	ReasonInterpreterAccepted = "Accepted"
+	// ReasonInvalidExpression: a CEL expression does not compile, or does not return what its part needs.
+	ReasonInvalidExpression = "InvalidExpression"
+	// ReasonCostLimitExceeded: a CEL expression may cost more than the manager allows per evaluation.
+	ReasonCostLimitExceeded = "CostLimitExceeded"
+	// ReasonTargetConflict: another interpreter, older or earlier by name, already describes this kind and
+	// version; this one is not used.
+	ReasonTargetConflict = "TargetConflict"
+	// ReasonInterpreterFailed (on a PlacementManifestWork's clusters and conditions): an interpreter's
+	// expression failed at evaluation, or its webhook did not answer, and its failure policy is Fail.
+	ReasonInterpreterFailed = "InterpreterFailed"
+)

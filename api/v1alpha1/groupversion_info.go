@@ -21,7 +21,8 @@ var (
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(GroupVersion, &PlacementManifestWork{}, &PlacementManifestWorkList{})
+	scheme.AddKnownTypes(GroupVersion, &PlacementManifestWork{}, &PlacementManifestWorkList{},
+		&ResourceInterpreter{}, &ResourceInterpreterList{})
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
 }

@@ -419,6 +419,40 @@ type ManifestSummary struct {
 	// +listType=map
 	// +listMapKey=name
 	Feedback []FeedbackSum `json:"feedback,omitempty"`
+	// aggregated rolls up, per name, the status fields the kind's ResourceInterpreter asks to aggregate.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Aggregated []AggregatedField `json:"aggregated,omitempty"`
+}
+
+// AggregatedField is one reported status field rolled up across clusters, as the kind's interpreter says.
+type AggregatedField struct {
+	// name is the interpreter's name for the field.
+	Name string `json:"name"`
+	// operation is Sum, Min, Max or Count.
+	Operation AggregationOperation `json:"operation"`
+	// value is the sum, the smallest or the largest value (Sum, Min and Max); absent when no cluster reported
+	// an integer.
+	// +optional
+	Value *int64 `json:"value,omitempty"`
+	// counts are, for Count, the clusters per reported value, most clusters first, at most 10 values.
+	// +optional
+	// +listType=atomic
+	Counts []ValueCount `json:"counts,omitempty"`
+	// clusters is how many clusters reported the field.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
+	Clusters int32 `json:"clusters"`
+}
+
+// ValueCount is how many clusters reported one value.
+type ValueCount struct {
+	// value as reported, formatted as text (true, 3, Healthy).
+	Value string `json:"value"`
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
+	Clusters int32 `json:"clusters"`
 }
 
 // FeedbackSum is the sum of one integer feedback value across clusters.

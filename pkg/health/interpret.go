@@ -27,6 +27,9 @@ type Verdict struct {
 	State   State
 	Reason  string
 	Message string
+	// Finished is true when the workload ran to its end (a Job, a Pod, a kind whose interpreter says
+	// Completed): Healthy and Finished is completed, Degraded and Finished is failed.
+	Finished bool
 }
 
 func healthy() Verdict { return Verdict{State: Healthy} }

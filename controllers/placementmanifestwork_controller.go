@@ -298,6 +298,8 @@ type inputs struct {
 	// state is computed; scoresExpire is when the earliest score used expires.
 	planInput    planner.Input
 	scoresExpire time.Duration
+	// kinds interpret the manifests' kinds: the built-in ones and the users' ResourceInterpreters.
+	kinds *health.Interpreters
 }
 
 // desired is the desired state decided from the inputs.

@@ -6,7 +6,6 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 )
@@ -28,8 +27,9 @@ func desiredState(pmw *workv1alpha1.PlacementManifestWork, in *inputs, mem remem
 	var d desired
 	// The builder is made once: the template hash judges health (a held cluster is judged by what its work
 	// carries) and planWrites builds every cluster's work with it.
+	configs := in.kinds.ManifestConfigs(in.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
 	var err error
-	if d.builder, err = manifestwork.NewBuilder(pmw, health.ManifestConfigs(in.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)); err != nil {
+	if d.builder, err = manifestwork.NewBuilder(pmw, configs); err != nil {
 		return d, nil, 0, err
 	}
 	d.templateHash = d.builder.TemplateHash()
@@ -49,7 +49,7 @@ func desiredState(pmw *workv1alpha1.PlacementManifestWork, in *inputs, mem remem
 		previous = in.shares
 	}
 	input := in.planInput
-	input.Clusters, input.Previous = in.clusters, previous
+	input.Clusters, input.Previous, input.Kinds, input.ManifestConfigs = in.clusters, previous, in.kinds, configs
 	if len(d.failedOver) > 0 {
 		input.FailedOver = d.failedOver
 	}

@@ -13,12 +13,12 @@ import (
 // A work that carries an earlier template (a rollout holds it) is judged against the manifests it carries, as
 // its agent reports them, not against the current template's list by position.
 func clusterHealth(pmw *workv1alpha1.PlacementManifestWork, in *inputs, templateHash string) map[string]health.ClusterResult {
-	base := health.Inputs(in.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
+	base := in.kinds.Inputs(in.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
 	out := make(map[string]health.ClusterResult, len(in.owned))
 	for cluster, w := range in.owned {
 		manifests := withShares(base, in.shares[cluster])
 		if !manifestwork.CarriesTemplate(w, templateHash) {
-			manifests = health.WorkManifests(w)
+			manifests = in.kinds.WorkManifests(w)
 		}
 		out[cluster] = health.Cluster(health.ClusterInput{Work: w, Unavailable: in.unavailable[cluster], Manifests: manifests})
 	}
@@ -39,7 +39,8 @@ func outdated(r health.ClusterResult) health.ClusterResult {
 
 // withShares sets, on a copy of base, the share a cluster's work carries for each split manifest, so its
 // health is judged against that share: the replicas it asks for when .spec.replicas is split, and nothing at
-// all asked of it when its share is 0.
+// all asked of it when its share is 0. A manifest split in several fields (a kind whose interpreter names
+// several) is judged by its primary field's share (primaryShare).
 func withShares(base []health.ManifestInput, shares map[string]int32) []health.ManifestInput {
 	if len(shares) == 0 {
 		return base
@@ -48,17 +49,49 @@ func withShares(base []health.ManifestInput, shares map[string]int32) []health.M
 	copy(out, base)
 	for i := range out {
 		prefix := planner.SplitKey(out[i].Manifest, "")
+		fields := map[string]int32{}
 		for key, v := range shares {
 			fieldPath, ok := strings.CutPrefix(key, prefix)
 			if !ok || strings.Contains(fieldPath, " ") {
 				continue
 			}
-			share := int64(v)
-			out[i].Share = &share
-			if fieldPath == workv1alpha1.DefaultSplitFieldPath {
-				out[i].Replicas = &share
-			}
+			fields[fieldPath] = v
+		}
+		fieldPath, v, ok := primaryShare(fields, out[i].Kind)
+		if !ok {
+			continue
+		}
+		share := int64(v)
+		out[i].Share = &share
+		if fieldPath == workv1alpha1.DefaultSplitFieldPath {
+			out[i].Replicas = &share
 		}
 	}
 	return out
+}
+
+// primaryShare picks, of a manifest's split fields, the one its health follows: the only one; else the first
+// its kind's interpreter names; else .spec.replicas; else the first by name, so the choice never depends on
+// map order.
+func primaryShare(fields map[string]int32, kind health.Interpreter) (string, int32, bool) {
+	if len(fields) == 0 {
+		return "", 0, false
+	}
+	var candidates []string
+	if kind != nil {
+		candidates = kind.ReplicaPaths()
+	}
+	candidates = append(candidates, workv1alpha1.DefaultSplitFieldPath)
+	for _, c := range candidates {
+		if v, ok := fields[c]; ok {
+			return c, v, true
+		}
+	}
+	first := ""
+	for f := range fields {
+		if first == "" || f < first {
+			first = f
+		}
+	}
+	return first, fields[first], true
 }

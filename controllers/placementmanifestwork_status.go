@@ -29,7 +29,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		// The works are kept while the Placement is missing or undecided, so they are what the status describes.
 		clusters = sortedKeys(obs.owned)
 	}
-	base := health.Inputs(obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
+	base := obs.kinds.Inputs(obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
 	outcomes := make([]status.ClusterOutcome, 0, len(clusters))
 	conflicted := make(map[string]bool, len(obs.conflicts))
 	for _, c := range obs.conflicts {
@@ -56,7 +56,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		}
 		outcomes = append(outcomes, status.ClusterOutcome{Cluster: c, ClusterResult: r})
 	}
-	rollup := status.Aggregate(outcomes, obs.template)
+	rollup := status.Aggregate(outcomes, obs.template, obs.kinds)
 	st.PlacedManifestWorkSummary = rollup.Summary
 	st.Manifests = rollup.Manifests
 	st.UnhealthyClusters = rollup.Unhealthy

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
@@ -150,5 +151,30 @@ func TestWithShares(t *testing.T) {
 	}
 	if base[0].Share != nil || base[1].Share != nil {
 		t.Error("withShares modified the base inputs")
+	}
+}
+
+// TestPrimaryShare: a manifest split in several fields is judged by one of them, chosen without regard to map
+// order: the interpreter's first field, else .spec.replicas, else the first by name.
+func TestPrimaryShare(t *testing.T) {
+	job := health.Builtin(schema.GroupKind{Group: "batch", Kind: "Job"})
+	cases := map[string]struct {
+		fields map[string]int32
+		kind   health.Interpreter
+		want   string
+	}{
+		"none":                          {want: ""},
+		"the only one":                  {fields: map[string]int32{".spec.workers": 2}, want: ".spec.workers"},
+		"the interpreter's first field": {fields: map[string]int32{".spec.replicas": 1, ".spec.parallelism": 2}, kind: job, want: ".spec.parallelism"},
+		"else .spec.replicas":           {fields: map[string]int32{".spec.head": 1, ".spec.replicas": 2}, want: ".spec.replicas"},
+		"else the first by name":        {fields: map[string]int32{".spec.workers": 1, ".spec.head": 2}, want: ".spec.head"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, v, ok := primaryShare(tc.fields, tc.kind)
+			if got != tc.want || ok != (tc.want != "") || (ok && v != tc.fields[tc.want]) {
+				t.Errorf("primaryShare = %q, %d, %v; want %q", got, v, ok, tc.want)
+			}
+		})
 	}
 }

@@ -60,7 +60,7 @@ type kindRule struct {
 }
 
 func path(name, p string) workv1.JsonPath {
-	return workv1.JsonPath{Name: FeedbackPrefix + name, Path: p}
+	return workv1.JsonPath{Name: name, Path: p}
 }
 
 func conditionField(condition, field string) string {
@@ -138,27 +138,65 @@ func Interpreted(m template.Manifest) bool {
 	return ok
 }
 
-// ManifestConfigs returns the user's manifestConfigs with the feedback rules the manager needs added, so that
-// the agent, which takes the feedback rules of the first entry that matches a resource and has any (see
-// match.go), finds the user's rules for the manifest followed by the manager's. The rule goes to the entry the
-// agent would pick when it is the user's entry for exactly that resource; when a wildcard entry would be
-// picked, a new entry for the resource, with that entry's rules and the manager's, goes before it; otherwise
-// the rule goes to the user's entry for exactly that resource, or to a new entry at the end. What else the
-// agent takes from the user's entries (condition rules, update strategy, scrape type) stays as it was. The
-// user's slice is not modified.
+// ManifestConfigs returns the user's manifestConfigs with what the built-in kinds need added (see
+// Interpreters.ManifestConfigs).
 func ManifestConfigs(manifests []template.Manifest, user []workv1.ManifestConfigOption) []workv1.ManifestConfigOption {
+	return (*Interpreters)(nil).ManifestConfigs(manifests, user)
+}
+
+// ManifestConfigs returns the user's manifestConfigs with what the manager needs of each manifest's kind
+// added: the feedback rules its interpreter reads (named with FeedbackPrefix) and, for fields its interpreter
+// retains, a server-side apply that leaves them as the cluster changed them. The agent takes the feedback rules
+// of the first entry that matches a resource and has any (see match.go), so it finds the user's rules for the
+// manifest followed by the manager's: the rule goes to the entry the agent would pick when it is the user's
+// entry for exactly that resource; when a wildcard entry would be picked, a new entry for the resource, with
+// that entry's rules and the manager's, goes before it; otherwise the rule goes to the user's entry for
+// exactly that resource, or to a new entry at the end. What else the agent takes from the user's entries
+// (condition rules, update strategy, scrape type) stays as it was: a user's update strategy for the resource
+// wins over retained fields. The user's slice is not modified.
+func (s *Interpreters) ManifestConfigs(manifests []template.Manifest, user []workv1.ManifestConfigOption) []workv1.ManifestConfigOption {
 	out := make([]workv1.ManifestConfigOption, 0, len(user)+len(manifests))
 	for i := range user {
 		out = append(out, *user[i].DeepCopy())
 	}
 	for _, m := range manifests {
-		if !Interpreted(m) {
+		k := s.For(m.GVK)
+		if k == nil {
 			continue
 		}
-		rule := workv1.FeedbackRule{Type: workv1.JSONPathsType, JsonPaths: rules[m.GVK.GroupKind()].paths}
-		out = withFeedbackRule(out, resourceOf(m), rule)
+		id := resourceOf(m)
+		if paths := k.FeedbackPaths(m); len(paths) > 0 {
+			prefixed := make([]workv1.JsonPath, len(paths))
+			for i, p := range paths {
+				prefixed[i] = workv1.JsonPath{Name: FeedbackPrefix + p.Name, Path: p.Path}
+			}
+			out = withFeedbackRule(out, id, workv1.FeedbackRule{Type: workv1.JSONPathsType, JsonPaths: prefixed})
+		}
+		if retain := k.Retain(); len(retain) > 0 {
+			out = withRetainedFields(out, id, retain)
+		}
 	}
 	return out
+}
+
+// withRetainedFields asks the agent to apply the resource server-side and to leave the retained fields as the
+// cluster changed them (OCM's ignoreFields, OnSpokeChange), unless the user set an update strategy for it.
+func withRetainedFields(out []workv1.ManifestConfigOption, id workv1.ResourceIdentifier, paths []string) []workv1.ManifestConfigOption {
+	for i := range out {
+		if matches(out[i].ResourceIdentifier, id) && out[i].UpdateStrategy != nil {
+			return out
+		}
+	}
+	strategy := &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply, ServerSideApply: &workv1.ServerSideApplyConfig{
+		IgnoreFields: []workv1.IgnoreField{{Condition: workv1.IgnoreFieldsConditionOnSpokeChange, JSONPaths: slices.Clone(paths)}},
+	}}
+	for i := range out {
+		if out[i].ResourceIdentifier == id {
+			out[i].UpdateStrategy = strategy
+			return out
+		}
+	}
+	return append(out, workv1.ManifestConfigOption{ResourceIdentifier: id, UpdateStrategy: strategy})
 }
 
 func withFeedbackRule(out []workv1.ManifestConfigOption, id workv1.ResourceIdentifier, rule workv1.FeedbackRule) []workv1.ManifestConfigOption {

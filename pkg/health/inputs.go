@@ -15,10 +15,15 @@ import (
 // finds them for the resource guessed from its kind (Manifest finds them again, rarely, when the agent reports
 // another resource for it).
 func Inputs(manifests []template.Manifest, userConfigs []workv1.ManifestConfigOption) []ManifestInput {
+	return (*Interpreters)(nil).Inputs(manifests, userConfigs)
+}
+
+// Inputs is Inputs with each manifest interpreted by its kind's interpreter in s.
+func (s *Interpreters) Inputs(manifests []template.Manifest, userConfigs []workv1.ManifestConfigOption) []ManifestInput {
 	out := make([]ManifestInput, len(manifests))
 	for i, m := range manifests {
 		id := resourceOf(m)
-		out[i] = ManifestInput{Manifest: m, ConditionRules: conditionRuleTypes(id, m.GVK, userConfigs)}
+		out[i] = ManifestInput{Manifest: m, ConditionRules: conditionRuleTypes(id, m.GVK, userConfigs), Kind: s.For(m.GVK)}
 		if len(userConfigs) > 0 {
 			out[i].match = &ruleMatch{resource: id, gvk: m.GVK, configs: userConfigs}
 		}
@@ -38,6 +43,11 @@ func Inputs(manifests []template.Manifest, userConfigs []workv1.ManifestConfigOp
 // ClusterInput.Manifests with the same work. A manifest missing from the report is NotReported. Replicas and
 // Share are left unset for the caller to fill in.
 func WorkManifests(w *workv1.ManifestWork) []ManifestInput {
+	return (*Interpreters)(nil).WorkManifests(w)
+}
+
+// WorkManifests is WorkManifests with each manifest interpreted by its kind's interpreter in s.
+func (s *Interpreters) WorkManifests(w *workv1.ManifestWork) []ManifestInput {
 	reported := w.Status.ResourceStatus.Manifests
 	out := make([]ManifestInput, len(reported))
 	for i := range out {
@@ -55,7 +65,7 @@ func WorkManifests(w *workv1.ManifestWork) []ManifestInput {
 		if !ok {
 			id = resourceOf(m)
 		}
-		out[rm.Ordinal] = ManifestInput{Manifest: m, ConditionRules: conditionRuleTypes(id, m.GVK, w.Spec.ManifestConfigs), FromWork: true}
+		out[rm.Ordinal] = ManifestInput{Manifest: m, ConditionRules: conditionRuleTypes(id, m.GVK, w.Spec.ManifestConfigs), FromWork: true, Kind: s.For(m.GVK)}
 	}
 	return out
 }

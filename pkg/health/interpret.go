@@ -135,6 +135,11 @@ type ManifestInput struct {
 	// its .spec.replicas as reported (SpecReplicas feedback), and a Service's type is its ServiceType feedback.
 	FromWork bool
 
+	// Kind interprets the manifest's kind (Inputs and WorkManifests set it); when nil, the built-in
+	// interpreter of the kind does, if there is one. Without one, health comes from condition rules or the
+	// agent's conditions.
+	Kind Interpreter
+
 	// match, set by Inputs, finds ConditionRules again for the resource the agent reports.
 	match *ruleMatch
 }
@@ -153,9 +158,13 @@ func Manifest(in ManifestInput) Verdict {
 		// Nothing is asked of this cluster: a Job with parallelism 0 never completes, and that is fine here.
 		return healthy()
 	}
-	if _, ok := rules[in.Manifest.GVK.GroupKind()]; ok {
-		if f := own(in.Status.StatusFeedbacks.Values); in.interpreted(f) {
-			return interpret(id, in, f)
+	kind := in.Kind
+	if kind == nil {
+		kind = Builtin(in.Manifest.GVK.GroupKind())
+	}
+	if kind != nil {
+		if v, ok := kind.Health(in, own(in.Status.StatusFeedbacks.Values)); ok {
+			return v
 		}
 	}
 	if types := in.conditionRules(); len(types) > 0 {
@@ -314,10 +323,12 @@ func daemonSet(id string, f Feedback) Verdict {
 
 func job(id string, f Feedback) Verdict {
 	if f.str(FailedCondition) == "True" {
-		return degraded(ReasonJobFailed, "%s: failed (%d failed pods)", id, f.count(Failed))
+		v := degraded(ReasonJobFailed, "%s: failed (%d failed pods)", id, f.count(Failed))
+		v.Finished = true
+		return v
 	}
 	if f.str(Complete) == "True" {
-		return healthy()
+		return Verdict{State: Healthy, Finished: true}
 	}
 	if len(f) == 0 {
 		return progressing(ReasonWaitingForFeedback, "%s: waiting for status feedback", id)
@@ -328,9 +339,11 @@ func job(id string, f Feedback) Verdict {
 func pod(id string, f Feedback) Verdict {
 	switch f.str(Phase) {
 	case "Failed":
-		return degraded(ReasonPodFailed, "%s: the pod failed", id)
+		v := degraded(ReasonPodFailed, "%s: the pod failed", id)
+		v.Finished = true
+		return v
 	case "Succeeded":
-		return healthy()
+		return Verdict{State: Healthy, Finished: true}
 	case "Running":
 		if f.str(Ready) == "True" {
 			return healthy()

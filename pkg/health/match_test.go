@@ -179,7 +179,11 @@ func agentView(configs []workv1.ManifestConfigOption, id workv1.ResourceIdentifi
 // the user configured for it is as the user wrote it.
 func TestManifestConfigsAsTheAgentSees(t *testing.T) {
 	web := workv1.ResourceIdentifier{Group: "apps", Resource: "deployments", Namespace: "default", Name: "web"}
-	ours := workv1.FeedbackRule{Type: workv1.JSONPathsType, JsonPaths: rules[schema.GroupKind{Group: "apps", Kind: "Deployment"}].paths}
+	var ourPaths []workv1.JsonPath
+	for _, p := range rules[schema.GroupKind{Group: "apps", Kind: "Deployment"}].paths {
+		ourPaths = append(ourPaths, workv1.JsonPath{Name: FeedbackPrefix + p.Name, Path: p.Path})
+	}
+	ours := workv1.FeedbackRule{Type: workv1.JSONPathsType, JsonPaths: ourPaths}
 	wellKnown := workv1.FeedbackRule{Type: workv1.WellKnownStatusType}
 	ssa := &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply}
 	ready := []workv1.ConditionRule{{Condition: "Ready", Type: workv1.CelConditionExpressionsType, CelExpressions: []string{"true"}}}

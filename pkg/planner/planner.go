@@ -40,6 +40,12 @@ type Input struct {
 	FailedOver map[string]bool
 	// MaxManifestBytes bounds the total size of one ManifestWork's manifests; DefaultMaxManifestBytes when 0.
 	MaxManifestBytes int
+	// Kinds interprets the manifests' kinds: the fields a Split divides when its fieldPath is not set, the
+	// feedback the agent reports, the fields the cluster keeps. nil: the built-in kinds only.
+	Kinds *health.Interpreters
+	// ManifestConfigs, when set, are the works' manifestConfigs computed already (Kinds.ManifestConfigs of the
+	// template's); otherwise Compute computes them.
+	ManifestConfigs []workv1.ManifestConfigOption
 }
 
 // Problem is something the user should fix, reported on the Distributed condition.
@@ -93,7 +99,10 @@ func Compute(pmw *workv1alpha1.PlacementManifestWork, manifests []template.Manif
 	plan := &Plan{
 		Manifests:       map[string][]workv1.Manifest{},
 		Shares:          map[string]map[string]int32{},
-		ManifestConfigs: health.ManifestConfigs(manifests, pmw.Spec.ManifestWorkTemplate.ManifestConfigs),
+		ManifestConfigs: in.ManifestConfigs,
+	}
+	if plan.ManifestConfigs == nil {
+		plan.ManifestConfigs = in.Kinds.ManifestConfigs(manifests, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
 	}
 	for _, p := range strategyProblems {
 		plan.Problems = append(plan.Problems, Problem{Reason: p.Reason, Message: p.Message})
@@ -144,23 +153,28 @@ func checkSize(plan *Plan, limit int) error {
 	return nil
 }
 
+// SplitFields are the fields a Split strategy divides in m: its fieldPath when set, else the fields the kind's
+// interpreter names, else .spec.replicas. The first is the one status and health follow.
+func SplitFields(spec workv1alpha1.SplitStrategy, m template.Manifest, kinds *health.Interpreters) []string {
+	if spec.FieldPath != "" {
+		return []string{spec.FieldPath}
+	}
+	if k := kinds.For(m.GVK); k != nil && len(k.ReplicaPaths()) > 0 {
+		return k.ReplicaPaths()
+	}
+	return []string{workv1alpha1.DefaultSplitFieldPath}
+}
+
+// fieldSplit is the division of one field of a split manifest.
+type fieldSplit struct {
+	path     string
+	key      string
+	previous map[string]int32
+	result   split.Result
+	total    int32
+}
+
 func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.Manifest, spec workv1alpha1.SplitStrategy, clusters []string, in Input) error {
-	fieldPath := spec.FieldPath
-	if fieldPath == "" {
-		fieldPath = workv1alpha1.DefaultSplitFieldPath
-	}
-	total, err := template.IntField(m.Object, fieldPath)
-	if err != nil {
-		return &InvalidError{Reason: workv1alpha1.ReasonInvalidSplitField,
-			Message: fmt.Sprintf("cannot split %s: %v; the ManifestWorks already delivered are kept", m.ID(), err)}
-	}
-	key := SplitKey(m, fieldPath)
-	previous := map[string]int32{}
-	for cluster, shares := range in.Previous {
-		if v, ok := shares[key]; ok {
-			previous[cluster] = v
-		}
-	}
 	active := clusters
 	if len(in.FailedOver) > 0 {
 		active = make([]string, 0, len(clusters))
@@ -170,53 +184,82 @@ func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.M
 			}
 		}
 	}
-	result := split.Divide(split.Input{
-		Total:    total,
-		Clusters: active,
-		Weights:  weights(spec, active, in),
-		Limits:   split.Limits{Min: limit(spec.LimitRange, true), Max: limit(spec.LimitRange, false)},
-		Previous: previous,
-		Seed:     string(pmw.UID) + "/" + key,
-	})
-	var keptOnFailedOver int32
-	// Thousands of clusters share a handful of distinct shares: encode each share's manifest once.
-	byShare := map[int32][]byte{}
-	for _, c := range clusters {
-		share := result.Shares[c]
-		if in.FailedOver[c] {
-			share = previous[c]
-			keptOnFailedOver += share
+	// Every field is divided with the same weights and limits: a RayCluster's head and workers go to the same
+	// clusters in the same proportions.
+	var fields []fieldSplit
+	for _, fieldPath := range SplitFields(spec, m, in.Kinds) {
+		total, err := template.IntField(m.Object, fieldPath)
+		if err != nil {
+			return &InvalidError{Reason: workv1alpha1.ReasonInvalidSplitField,
+				Message: fmt.Sprintf("cannot split %s: %v; the ManifestWorks already delivered are kept", m.ID(), err)}
 		}
-		raw, ok := byShare[share]
-		if !ok {
-			obj, err := template.SetIntField(m.Object, fieldPath, share)
-			if err != nil {
-				return &InvalidError{Reason: workv1alpha1.ReasonInvalidSplitField, Message: fmt.Sprintf("cannot split %s: %v", m.ID(), err)}
+		f := fieldSplit{path: fieldPath, key: SplitKey(m, fieldPath), previous: map[string]int32{}, total: total}
+		for cluster, shares := range in.Previous {
+			if v, ok := shares[f.key]; ok {
+				f.previous[cluster] = v
 			}
+		}
+		f.result = split.Divide(split.Input{
+			Total:    total,
+			Clusters: active,
+			Weights:  weights(spec, active, in),
+			Limits:   split.Limits{Min: limit(spec.LimitRange, true), Max: limit(spec.LimitRange, false)},
+			Previous: f.previous,
+			Seed:     string(pmw.UID) + "/" + f.key,
+		})
+		fields = append(fields, f)
+	}
+	keptOnFailedOver := make([]int32, len(fields))
+	// Thousands of clusters share a handful of distinct shares: encode each combination's manifest once.
+	byShares := map[string][]byte{}
+	shares := make([]int32, len(fields))
+	for _, c := range clusters {
+		for i, f := range fields {
+			shares[i] = f.result.Shares[c]
+			if in.FailedOver[c] {
+				shares[i] = f.previous[c]
+				keptOnFailedOver[i] += shares[i]
+			}
+		}
+		combination := fmt.Sprint(shares)
+		raw, ok := byShares[combination]
+		if !ok {
+			obj := m.Object
+			for i, f := range fields {
+				var err error
+				if obj, err = template.SetIntField(obj, f.path, shares[i]); err != nil {
+					return &InvalidError{Reason: workv1alpha1.ReasonInvalidSplitField, Message: fmt.Sprintf("cannot split %s: %v", m.ID(), err)}
+				}
+			}
+			var err error
 			if raw, err = json.Marshal(obj.Object); err != nil {
 				return &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: fmt.Sprintf("manifest %s: %v", m.ID(), err)}
 			}
-			byShare[share] = raw
+			byShares[combination] = raw
 		}
 		plan.Manifests[c] = append(plan.Manifests[c], workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
 		if plan.Shares[c] == nil {
 			plan.Shares[c] = map[string]int32{}
 		}
-		plan.Shares[c][key] = share
-	}
-	st := splitStatus(m, fieldPath, total, result.Shares)
-	st.Placed, st.Unplaced = result.Placed, result.Unplaced
-	st.FailedOver = keptOnFailedOver
-	plan.Splits = append(plan.Splits, st)
-	plan.SplitKeys = append(plan.SplitKeys, key)
-	if result.Unplaced > 0 {
-		msg := fmt.Sprintf("%d of %d at %s of %s cannot be placed within limitRange.max on %d clusters",
-			result.Unplaced, total, fieldPath, m.ID(), len(active))
-		if lower := limit(spec.LimitRange, true); lower != nil && total < *lower {
-			msg = fmt.Sprintf("%d at %s of %s is below limitRange.min %d, so no cluster gets a share: lower limitRange.min or raise the total",
-				total, fieldPath, m.ID(), *lower)
+		for i, f := range fields {
+			plan.Shares[c][f.key] = shares[i]
 		}
-		plan.Problems = append(plan.Problems, Problem{Reason: workv1alpha1.ReasonReplicasUnplaced, Message: msg})
+	}
+	for i, f := range fields {
+		st := splitStatus(m, f.path, f.total, f.result.Shares)
+		st.Placed, st.Unplaced = f.result.Placed, f.result.Unplaced
+		st.FailedOver = keptOnFailedOver[i]
+		plan.Splits = append(plan.Splits, st)
+		plan.SplitKeys = append(plan.SplitKeys, f.key)
+		if f.result.Unplaced > 0 {
+			msg := fmt.Sprintf("%d of %d at %s of %s cannot be placed within limitRange.max on %d clusters",
+				f.result.Unplaced, f.total, f.path, m.ID(), len(active))
+			if lower := limit(spec.LimitRange, true); lower != nil && f.total < *lower {
+				msg = fmt.Sprintf("%d at %s of %s is below limitRange.min %d, so no cluster gets a share: lower limitRange.min or raise the total",
+					f.total, f.path, m.ID(), *lower)
+			}
+			plan.Problems = append(plan.Problems, Problem{Reason: workv1alpha1.ReasonReplicasUnplaced, Message: msg})
+		}
 	}
 	return nil
 }

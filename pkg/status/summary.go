@@ -30,16 +30,21 @@ type Rollup struct {
 // notSummed are feedback values whose sum across clusters means nothing.
 var notSummed = map[string]bool{health.Generation: true, health.ObservedGeneration: true}
 
-// Aggregate rolls the outcomes of the decided clusters up. manifests are the template's manifests.
-func Aggregate(outcomes []ClusterOutcome, manifests []template.Manifest) Rollup {
+// Aggregate rolls the outcomes of the decided clusters up. manifests are the template's manifests, kinds
+// their interpreters, whose aggregation rules say how reported fields roll up (nil: the built-in kinds).
+func Aggregate(outcomes []ClusterOutcome, manifests []template.Manifest, kinds *health.Interpreters) Rollup {
 	r := Rollup{Summary: workv1alpha1.PlacedManifestWorkSummary{Total: int32(len(outcomes))}}
 	r.Manifests = make([]workv1alpha1.ManifestSummary, len(manifests))
 	sums := make([]map[string]*workv1alpha1.FeedbackSum, len(manifests))
+	aggregators := make([]*aggregator, len(manifests))
 	for i, m := range manifests {
 		r.Manifests[i] = workv1alpha1.ManifestSummary{
 			Name: m.Object.GetName(), Namespace: m.Object.GetNamespace(), Group: m.GVK.Group, Kind: m.GVK.Kind,
 		}
 		sums[i] = map[string]*workv1alpha1.FeedbackSum{}
+		if k := kinds.For(m.GVK); k != nil {
+			aggregators[i] = newAggregator(k.Aggregation())
+		}
 	}
 
 	var unhealthy []workv1alpha1.ClusterHealth
@@ -72,6 +77,7 @@ func Aggregate(outcomes []ClusterOutcome, manifests []template.Manifest) Rollup 
 			default:
 				ms.Progressing++
 			}
+			aggregators[i].add(o.Manifests[i].Feedback)
 			for name, v := range o.Manifests[i].Feedback {
 				if v.Integer == nil || notSummed[name] {
 					continue
@@ -91,6 +97,7 @@ func Aggregate(outcomes []ClusterOutcome, manifests []template.Manifest) Rollup 
 			r.Manifests[i].Feedback = append(r.Manifests[i].Feedback, *s)
 		}
 		sort.Slice(r.Manifests[i].Feedback, func(a, b int) bool { return r.Manifests[i].Feedback[a].Name < r.Manifests[i].Feedback[b].Name })
+		r.Manifests[i].Aggregated = aggregators[i].result()
 	}
 
 	sort.Slice(unhealthy, func(a, b int) bool {

@@ -1,0 +1,111 @@
+package status
+
+import (
+	"sort"
+	"strconv"
+
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+)
+
+// MaxCountedValues bounds the values a Count aggregation lists, most reported first.
+const MaxCountedValues = 10
+
+// aggregator rolls one manifest's reported fields up as its interpreter's aggregation says.
+type aggregator struct {
+	rules  []workv1alpha1.InterpreterAggregation
+	fields []workv1alpha1.AggregatedField
+	counts []map[string]int32
+}
+
+func newAggregator(rules []workv1alpha1.InterpreterAggregation) *aggregator {
+	if len(rules) == 0 {
+		return nil
+	}
+	a := &aggregator{rules: rules, fields: make([]workv1alpha1.AggregatedField, len(rules)), counts: make([]map[string]int32, len(rules))}
+	for i, r := range rules {
+		a.fields[i] = workv1alpha1.AggregatedField{Name: r.Feedback, Operation: r.Operation}
+		a.counts[i] = map[string]int32{}
+	}
+	return a
+}
+
+// add takes one cluster's reported values.
+func (a *aggregator) add(f health.Feedback) {
+	if a == nil {
+		return
+	}
+	for i, r := range a.rules {
+		v, ok := f[r.Feedback]
+		if !ok {
+			continue
+		}
+		field := &a.fields[i]
+		if r.Operation == workv1alpha1.AggregationCount {
+			text, ok := scalarText(v)
+			if !ok {
+				continue
+			}
+			a.counts[i][text]++
+			field.Clusters++
+			continue
+		}
+		if v.Integer == nil {
+			continue
+		}
+		n := *v.Integer
+		field.Clusters++
+		switch {
+		case field.Value == nil:
+			field.Value = &n
+		case r.Operation == workv1alpha1.AggregationSum:
+			*field.Value += n
+		case r.Operation == workv1alpha1.AggregationMin && n < *field.Value:
+			*field.Value = n
+		case r.Operation == workv1alpha1.AggregationMax && n > *field.Value:
+			*field.Value = n
+		}
+	}
+}
+
+// result is the aggregated fields, sorted by name; counts list the most reported values first, then by value.
+func (a *aggregator) result() []workv1alpha1.AggregatedField {
+	if a == nil {
+		return nil
+	}
+	for i := range a.fields {
+		if a.rules[i].Operation != workv1alpha1.AggregationCount {
+			continue
+		}
+		for value, n := range a.counts[i] {
+			a.fields[i].Counts = append(a.fields[i].Counts, workv1alpha1.ValueCount{Value: value, Clusters: n})
+		}
+		counts := a.fields[i].Counts
+		sort.Slice(counts, func(x, y int) bool {
+			if counts[x].Clusters != counts[y].Clusters {
+				return counts[x].Clusters > counts[y].Clusters
+			}
+			return counts[x].Value < counts[y].Value
+		})
+		if len(counts) > MaxCountedValues {
+			a.fields[i].Counts = counts[:MaxCountedValues]
+		}
+	}
+	sort.Slice(a.fields, func(x, y int) bool { return a.fields[x].Name < a.fields[y].Name })
+	return a.fields
+}
+
+// scalarText formats a reported scalar as text; ok is false for a value that is not one.
+func scalarText(v workv1.FieldValue) (string, bool) {
+	switch {
+	case v.Integer != nil:
+		return strconv.FormatInt(*v.Integer, 10), true
+	case v.String != nil:
+		return *v.String, true
+	case v.Boolean != nil:
+		return strconv.FormatBool(*v.Boolean), true
+	}
+	return "", false
+}

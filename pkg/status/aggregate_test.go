@@ -1,0 +1,107 @@
+package status
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
+)
+
+// rolloutKind stands in for a user's interpreter that aggregates.
+type rolloutKind struct {
+	rules []workv1alpha1.InterpreterAggregation
+}
+
+func (rolloutKind) Name() string                                      { return "ResourceInterpreter rollouts" }
+func (rolloutKind) ReplicaPaths() []string                            { return nil }
+func (rolloutKind) FeedbackPaths(template.Manifest) []workv1.JsonPath { return nil }
+func (rolloutKind) Health(health.ManifestInput, health.Feedback) (health.Verdict, bool) {
+	return health.Verdict{}, false
+}
+func (k rolloutKind) Aggregation() []workv1alpha1.InterpreterAggregation { return k.rules }
+func (rolloutKind) Retain() []string                                     { return nil }
+
+func str(s string) workv1.FieldValue { return workv1.FieldValue{Type: workv1.String, String: &s} }
+
+func TestAggregated(t *testing.T) {
+	manifests, err := template.Parse([]workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(
+		`{"apiVersion":"argoproj.io/v1alpha1","kind":"Rollout","metadata":{"name":"web","namespace":"default"}}`)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := []workv1alpha1.InterpreterAggregation{
+		{Feedback: "readyReplicas", Operation: workv1alpha1.AggregationSum},
+		{Feedback: "phase", Operation: workv1alpha1.AggregationCount},
+		{Feedback: "readyReplicas_min", Operation: workv1alpha1.AggregationMin},
+		{Feedback: "paused", Operation: workv1alpha1.AggregationCount},
+		{Feedback: "updated", Operation: workv1alpha1.AggregationMax},
+	}
+	kinds := health.NewInterpreters()
+	kinds.Add(schema.GroupKind{Group: "argoproj.io", Kind: "Rollout"}, nil, rolloutKind{rules: rules})
+	reported := func(ready int64, phase string, paused bool) health.ManifestResult {
+		return health.ManifestResult{Verdict: health.Verdict{State: health.Healthy}, Feedback: health.Feedback{
+			"readyReplicas": integer(ready), "readyReplicas_min": integer(ready), "phase": str(phase),
+			"paused": {Type: workv1.Boolean, Boolean: &paused},
+		}}
+	}
+	cases := map[string]struct {
+		outcomes []ClusterOutcome
+		want     []workv1alpha1.AggregatedField
+	}{
+		"sum, min, count of strings and booleans, a field nobody reports": {
+			outcomes: []ClusterOutcome{
+				outcome("c1", health.Healthy, "", true, reported(3, "Healthy", false)),
+				outcome("c2", health.Healthy, "", true, reported(1, "Paused", true)),
+				outcome("c3", health.Healthy, "", true, reported(2, "Healthy", false)),
+				outcome("c4", health.Progressing, workv1alpha1.ReasonWorkNotCreated, false),
+			},
+			want: []workv1alpha1.AggregatedField{
+				{Name: "paused", Operation: workv1alpha1.AggregationCount, Clusters: 3, Counts: []workv1alpha1.ValueCount{{Value: "false", Clusters: 2}, {Value: "true", Clusters: 1}}},
+				{Name: "phase", Operation: workv1alpha1.AggregationCount, Clusters: 3, Counts: []workv1alpha1.ValueCount{{Value: "Healthy", Clusters: 2}, {Value: "Paused", Clusters: 1}}},
+				{Name: "readyReplicas", Operation: workv1alpha1.AggregationSum, Clusters: 3, Value: ptr.To[int64](6)},
+				{Name: "readyReplicas_min", Operation: workv1alpha1.AggregationMin, Clusters: 3, Value: ptr.To[int64](1)},
+				{Name: "updated", Operation: workv1alpha1.AggregationMax},
+			},
+		},
+		"no cluster reported": {
+			outcomes: []ClusterOutcome{outcome("c1", health.Progressing, workv1alpha1.ReasonWorkNotCreated, false)},
+			want: []workv1alpha1.AggregatedField{
+				{Name: "paused", Operation: workv1alpha1.AggregationCount},
+				{Name: "phase", Operation: workv1alpha1.AggregationCount},
+				{Name: "readyReplicas", Operation: workv1alpha1.AggregationSum},
+				{Name: "readyReplicas_min", Operation: workv1alpha1.AggregationMin},
+				{Name: "updated", Operation: workv1alpha1.AggregationMax},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Aggregate(tc.outcomes, manifests, kinds).Manifests[0].Aggregated
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("aggregated (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCountListsTheMostReportedValues: a field with many values lists the ten most reported.
+func TestCountListsTheMostReportedValues(t *testing.T) {
+	a := newAggregator([]workv1alpha1.InterpreterAggregation{{Feedback: "version", Operation: workv1alpha1.AggregationCount}})
+	for i := range 30 {
+		for range i % 4 {
+			a.add(health.Feedback{"version": str(fmt.Sprintf("v%02d", i))})
+		}
+	}
+	got := a.result()[0]
+	if len(got.Counts) != MaxCountedValues || got.Counts[0] != (workv1alpha1.ValueCount{Value: "v03", Clusters: 3}) {
+		t.Errorf("counts = %+v, want the %d most reported, v03 first", got.Counts, MaxCountedValues)
+	}
+}

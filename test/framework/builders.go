@@ -48,6 +48,12 @@ func (w *PMWWrapper) Strategy(s workv1alpha1.DistributionStrategy) *PMWWrapper {
 	return w
 }
 
+// Move sets spec.moveStrategy to the given type, with the default timeout.
+func (w *PMWWrapper) Move(t workv1alpha1.MoveType) *PMWWrapper {
+	w.Spec.MoveStrategy = &workv1alpha1.MoveStrategy{Type: t}
+	return w
+}
+
 // Obj returns the PlacementManifestWork.
 func (w *PMWWrapper) Obj() *workv1alpha1.PlacementManifestWork { return &w.PlacementManifestWork }
 

@@ -100,6 +100,10 @@ func Start(o Options) (_ *Hub, err error) {
 			return nil, fmt.Errorf("creating the hub's folder: %w", err)
 		}
 		h.removeDir = true
+	} else if h.Dir != "" {
+		if err := os.MkdirAll(h.Dir, 0o700); err != nil {
+			return nil, fmt.Errorf("creating the hub's folder: %w", err)
+		}
 	}
 	defer func() {
 		if err != nil {

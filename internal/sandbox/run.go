@@ -27,8 +27,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/proc"
-	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
 // Result is what a run leaves for its caller once everything it started has stopped.
@@ -60,7 +60,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	}
 	root := cfg.RepoRoot
 	if root == "" {
-		root = framework.RepoRoot()
+		root = envhub.RepoRoot()
 	}
 	if _, err := os.Stat(filepath.Join(root, "hack", "ocm-binaries.sh")); err != nil {
 		return nil, fmt.Errorf("the sandbox runs from a checkout of the repository (make sandbox), and %s is not one: %w", root, err)

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -11,10 +9,9 @@ import (
 	"k8s.io/client-go/rest"
 	ocmworkv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
-	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
 )
 
 // Users of the hub. Each process gets its own, so the audit log tells their requests apart.
@@ -41,7 +38,7 @@ rules:
 
 // hub is the envtest API server every phase of a run shares.
 type hub struct {
-	env       *envtest.Environment
+	env       *envhub.Hub
 	auditPath string
 	// kubeconfigs of the processes under test, by user.
 	kubeconfigs map[string]string
@@ -61,68 +58,44 @@ func scheme() *runtime.Scheme {
 }
 
 func startHub(dir string) (*hub, error) {
-	paths, err := framework.CRDPaths()
-	if err != nil {
-		return nil, err
-	}
 	// The ManifestWorkReplicaSet CRD of the api version OCM's binary is built with; the project's otherwise.
 	apiDir, err := ocmAPIDir()
 	if err != nil {
-		if apiDir, err = framework.ModuleDir("open-cluster-management.io/api"); err != nil {
+		if apiDir, err = envhub.ModuleDir("open-cluster-management.io/api"); err != nil {
 			return nil, err
 		}
 	}
-	paths = append(paths, filepath.Join(apiDir, mwrsCRD))
-	assets, err := framework.AssetsDir()
+	users := []string{userHarness, userLimit, userManager, userOCM}
+	opts := envhub.Options{
+		Dir:           dir,
+		ExtraCRDPaths: []string{filepath.Join(apiDir, mwrsCRD)},
+		AuditPolicy:   auditPolicy,
+		// The log backend rotates at 100 MB when maxsize is 0; a run writes a few hundred MB. Rotation is
+		// followed by the tailer anyway.
+		APIServerArgs: map[string]string{"audit-log-maxsize": "100000"},
+	}
+	for _, u := range users {
+		opts.Users = append(opts.Users, envhub.User{Name: u})
+	}
+	eh, err := envhub.Start(opts)
 	if err != nil {
 		return nil, err
 	}
-	h := &hub{auditPath: filepath.Join(dir, "audit.log"), kubeconfigs: map[string]string{}}
-	policy := filepath.Join(dir, "audit-policy.yaml")
-	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
-		return nil, err
+	h := &hub{env: eh, auditPath: eh.AuditLog, kubeconfigs: map[string]string{}}
+	for _, u := range users {
+		h.kubeconfigs[u] = eh.Kubeconfig(u)
 	}
-	h.env = &envtest.Environment{CRDDirectoryPaths: paths, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets}
-	args := h.env.ControlPlane.GetAPIServer().Configure()
-	args.Set("audit-log-path", h.auditPath)
-	args.Set("audit-policy-file", policy)
-	// The log backend rotates at 100 MB when maxsize is 0; a run writes a few hundred MB. Rotation is
-	// followed by the tailer anyway.
-	args.Set("audit-log-maxsize", "100000")
-	if _, err := h.env.Start(); err != nil {
-		return nil, fmt.Errorf("starting envtest: %w", err)
-	}
-	for _, u := range []string{userHarness, userLimit, userManager, userOCM} {
-		au, err := h.env.AddUser(envtest.User{Name: u, Groups: []string{"system:masters"}}, nil)
-		if err != nil {
-			h.stop()
-			return nil, fmt.Errorf("adding user %s: %w", u, err)
-		}
-		kc, err := au.KubeConfig()
-		if err != nil {
-			h.stop()
-			return nil, err
-		}
-		path := filepath.Join(dir, u+".kubeconfig")
-		if err := os.WriteFile(path, kc, 0o600); err != nil {
-			h.stop()
-			return nil, err
-		}
-		h.kubeconfigs[u] = path
-		cfg := rest.CopyConfig(au.Config())
+	unthrottled := func(u string) *rest.Config {
+		cfg := eh.UserConfig(u)
 		cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit
-		switch u {
-		case userHarness:
-			h.harnessCfg = cfg
-		case userLimit:
-			if h.limitCfg, err = boundedConnections(cfg, limitConnections); err != nil {
-				h.stop()
-				return nil, err
-			}
-		}
+		return cfg
 	}
-	h.harness, err = client.New(h.harnessCfg, client.Options{Scheme: scheme()})
-	if err != nil {
+	h.harnessCfg = unthrottled(userHarness)
+	if h.limitCfg, err = boundedConnections(unthrottled(userLimit), limitConnections); err != nil {
+		h.stop()
+		return nil, err
+	}
+	if h.harness, err = client.New(h.harnessCfg, client.Options{Scheme: scheme()}); err != nil {
 		h.stop()
 		return nil, err
 	}

@@ -29,8 +29,8 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/proc"
-	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
 func main() {
@@ -292,14 +292,14 @@ func abs(p string) string {
 		return ""
 	}
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(framework.RepoRoot(), p)
+		p = filepath.Join(envhub.RepoRoot(), p)
 	}
 	return filepath.Clean(p)
 }
 
 func commit() string {
 	cmd := exec.Command("git", "describe", "--always", "--dirty")
-	cmd.Dir = framework.RepoRoot()
+	cmd.Dir = envhub.RepoRoot()
 	out, err := cmd.Output()
 	if err != nil {
 		return "unknown"

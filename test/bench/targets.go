@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/proc"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
@@ -281,7 +282,7 @@ func limitWorks(id string, clusters []string, version string) []*workv1.Manifest
 // ocmAPIDir is the open-cluster-management.io/api module OCM's binary is built with (its CRDs match it).
 func ocmAPIDir() (string, error) {
 	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "open-cluster-management.io/api")
-	cmd.Dir = filepath.Join(framework.RepoRoot(), "hack", "tools", "ocm")
+	cmd.Dir = filepath.Join(envhub.RepoRoot(), "hack", "tools", "ocm")
 	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("locating OCM's api module: %w", err)

@@ -33,10 +33,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
-	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
 )
 
 const (
@@ -44,15 +43,13 @@ const (
 	fieldOwner = client.FieldOwner("test-deploy")
 )
 
-var root = framework.RepoRoot()
+var root = envhub.RepoRoot()
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	stopHub()
-	for _, dir := range []string{buildDir, auditDir} {
-		if dir != "" {
-			_ = os.RemoveAll(dir)
-		}
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
 	}
 	os.Exit(code)
 }
@@ -65,73 +62,46 @@ func TestMain(m *testing.M) {
 //   - enforces OwnerReferencesPermissionEnforcement, as hardened hubs do, so that an owner reference with
 //     blockOwnerDeletion needs the permission to update the owner's finalizers.
 var (
-	hubOnce  sync.Once
-	hubEnv   *envtest.Environment
-	hubCfg   *rest.Config
-	hubErr   error
-	auditDir string // removed by TestMain
+	hubOnce sync.Once
+	envHub  *envhub.Hub // its audit log is in a temporary folder its Stop removes
+	hubErr  error
 )
 
 func hub(t *testing.T) *rest.Config {
 	t.Helper()
-	hubOnce.Do(func() {
-		hubEnv, hubCfg, hubErr = startHub()
-		if hubErr != nil {
-			return
-		}
-		// OCM's ManifestWorkReplicaSet CRD too, for the migration guide's example.
-		var ocm string
-		if ocm, hubErr = framework.ModuleDir("open-cluster-management.io/api"); hubErr != nil {
-			return
-		}
-		_, hubErr = envtest.InstallCRDs(hubCfg, envtest.CRDInstallOptions{
-			Paths: []string{
-				filepath.Join("testdata", "crds"),
-				filepath.Join(ocm, "work", "v1alpha1", "0000_00_work.open-cluster-management.io_manifestworkreplicasets.crd.yaml"),
-			},
-			ErrorIfPathMissing: true,
-		})
-	})
+	hubOnce.Do(func() { envHub, hubErr = startHub() })
 	if hubErr != nil {
 		t.Fatalf("starting the envtest hub: %v", hubErr)
 	}
-	return hubCfg
+	return envHub.Config
 }
 
-// startHub is framework.StartHub with the audit log and the admission plugin above.
-func startHub() (*envtest.Environment, *rest.Config, error) {
-	paths, err := framework.CRDPaths()
+// startHub starts the hub described above.
+func startHub() (*envhub.Hub, error) {
+	// OCM's ManifestWorkReplicaSet CRD too, for the migration guide's example.
+	ocm, err := envhub.ModuleDir("open-cluster-management.io/api")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	assets, err := framework.AssetsDir()
+	policy, err := os.ReadFile(filepath.Join("testdata", "audit-policy.yaml"))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if auditDir, err = os.MkdirTemp("", "pmw-deploy-audit-"); err != nil {
-		return nil, nil, err
-	}
-	policy, err := filepath.Abs(filepath.Join("testdata", "audit-policy.yaml"))
-	if err != nil {
-		return nil, nil, err
-	}
-	env := &envtest.Environment{CRDDirectoryPaths: paths, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets}
-	env.ControlPlane.GetAPIServer().Configure().
-		Set("audit-policy-file", policy).
-		Set("audit-log-path", auditLogPath()).
-		Set("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
-	cfg, err := env.Start()
-	if err != nil {
-		return nil, nil, fmt.Errorf("starting envtest: %w", err)
-	}
-	return env, cfg, nil
+	return envhub.Start(envhub.Options{
+		ExtraCRDPaths: []string{
+			filepath.Join("testdata", "crds"),
+			filepath.Join(ocm, "work", "v1alpha1", "0000_00_work.open-cluster-management.io_manifestworkreplicasets.crd.yaml"),
+		},
+		AuditPolicy:   string(policy),
+		APIServerArgs: map[string]string{"enable-admission-plugins": "OwnerReferencesPermissionEnforcement"},
+	})
 }
 
-func auditLogPath() string { return filepath.Join(auditDir, "audit.log") }
+func auditLogPath() string { return envHub.AuditLog }
 
 func stopHub() {
-	if hubEnv != nil {
-		_ = hubEnv.Stop()
+	if envHub != nil {
+		_ = envHub.Stop()
 	}
 }
 

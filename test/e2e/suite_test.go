@@ -24,8 +24,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/e2e/stack"
-	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
 const (
@@ -66,7 +66,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	buildCtx, cancel := context.WithTimeout(ctx, buildTimeout)
 	defer cancel()
-	bins, err := stack.BuildBinaries(buildCtx, framework.RepoRoot(), GinkgoWriter)
+	bins, err := stack.BuildBinaries(buildCtx, envhub.RepoRoot(), GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
 
 	startCtx, cancel := context.WithTimeout(ctx, startTimeout)

@@ -39,8 +39,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/proc"
-	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
 // appliedManifestWorkCRD is the one CRD a spoke needs (the work agent records what it applied there), relative
@@ -170,11 +170,11 @@ func (s *Stack) progress(format string, args ...any) {
 // startAPIServers starts every cluster's kube-apiserver and etcd at once: most of their start-up is waiting
 // (etcd, CRDs becoming established), so in parallel it takes about as long as one.
 func (s *Stack) startAPIServers() error {
-	crds, err := framework.CRDPaths()
+	crds, err := envhub.CRDPaths()
 	if err != nil {
 		return err
 	}
-	apiDir, err := framework.ModuleDir("open-cluster-management.io/api")
+	apiDir, err := envhub.ModuleDir("open-cluster-management.io/api")
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,6 @@ func (s *Stack) startAPIServers() error {
 // Spokes get ServiceAccount admission back (envtest turns it off): pods then get their ServiceAccount as on a
 // real cluster, with kube-controller-manager minting the tokens.
 func (s *Stack) startAPIServer(c *Cluster, crds []string, spoke bool) error {
-	dir := filepath.Join(s.Dir, c.Name)
 	apiLog, err := os.Create(filepath.Join(s.Dir, "logs", c.Name+"-kube-apiserver.log"))
 	if err != nil {
 		return fmt.Errorf("creating a log: %w", err)
@@ -213,43 +212,26 @@ func (s *Stack) startAPIServer(c *Cluster, crds []string, spoke bool) error {
 	}
 	defer etcdLog.Close()
 
-	c.env = &envtest.Environment{
-		CRDDirectoryPaths:     crds,
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: s.opts.Binaries.KubeDir,
-	}
-	// Kept in the run's folder so a contributor finds the certificates and the service-account key there.
-	c.env.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(dir, "etcd"), Out: etcdLog, Err: etcdLog}
-	api := c.env.ControlPlane.GetAPIServer()
-	api.CertDir = filepath.Join(dir, "pki")
-	api.Out, api.Err = apiLog, apiLog
-	for _, d := range []string{c.env.ControlPlane.Etcd.DataDir, api.CertDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return fmt.Errorf("creating %s: %w", d, err)
-		}
+	opts := envhub.Options{
+		// Certificates and data kept in the run's folder so a contributor finds the certificates and the
+		// service-account key there.
+		Dir:          filepath.Join(s.Dir, c.Name),
+		CertDir:      "pki",
+		EtcdDir:      "etcd",
+		Assets:       s.opts.Binaries.KubeDir,
+		CRDPaths:     crds,
+		Users:        []envhub.User{{Name: e2eAdmin, Kubeconfig: "kubeconfig"}},
+		APIServerOut: apiLog,
+		EtcdOut:      etcdLog,
 	}
 	if spoke {
-		api.Configure().Set("disable-admission-plugins", "")
+		opts.APIServerArgs = map[string]string{"disable-admission-plugins": ""}
 	}
-	if _, err := c.env.Start(); err != nil {
-		// Start may fail after etcd is up; Stop ends whatever did start.
-		err = errors.Join(fmt.Errorf("starting the API server of %s: %w", c.Name, err), c.env.Stop())
-		c.env = nil
-		return err
-	}
-	user, err := c.env.AddUser(envtest.User{Name: "e2e-admin", Groups: []string{"system:masters"}}, nil)
+	h, err := envhub.Start(opts)
 	if err != nil {
-		return fmt.Errorf("adding an admin to %s: %w", c.Name, err)
+		return fmt.Errorf("starting the API server of %s: %w", c.Name, err)
 	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		return fmt.Errorf("writing the kubeconfig of %s: %w", c.Name, err)
-	}
-	c.Kubeconfig = filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(c.Kubeconfig, kubeconfig, 0o600); err != nil {
-		return fmt.Errorf("writing the kubeconfig of %s: %w", c.Name, err)
-	}
-	c.Config = user.Config()
+	c.env, c.Kubeconfig, c.Config = h.Env, h.Kubeconfig(e2eAdmin), h.UserConfig(e2eAdmin)
 	scheme := clientgoscheme.Scheme
 	if !spoke {
 		scheme = HubScheme()
@@ -259,6 +241,9 @@ func (s *Stack) startAPIServer(c *Cluster, crds []string, spoke bool) error {
 	}
 	return nil
 }
+
+// e2eAdmin is the user (system:masters) of every cluster's kubeconfig.
+const e2eAdmin = "e2e-admin"
 
 // startSpoke starts the spoke's controllers, kwok with its Node, and the work agent.
 func (s *Stack) startSpoke(ctx context.Context, c *Cluster) error {

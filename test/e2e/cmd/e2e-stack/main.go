@@ -21,8 +21,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/e2e/stack"
-	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
 func main() {
@@ -48,7 +48,7 @@ func run(spokes int, dir string, keep bool, labels string) error {
 			clusterLabels[k] = v
 		}
 	}
-	bins, err := stack.BuildBinaries(ctx, framework.RepoRoot(), os.Stderr)
+	bins, err := stack.BuildBinaries(ctx, envhub.RepoRoot(), os.Stderr)
 	if err != nil {
 		return err
 	}

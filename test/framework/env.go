@@ -3,93 +3,18 @@
 package framework
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strings"
-
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
 )
 
-// ocmCRDs are the OCM CRDs the manager and OCM's placement controller read, relative to the
-// open-cluster-management.io/api module.
-var ocmCRDs = []string{
-	"cluster/v1/0000_00_clusters.open-cluster-management.io_managedclusters.crd.yaml",
-	"cluster/v1beta2/0000_00_clusters.open-cluster-management.io_managedclustersets.crd.yaml",
-	"cluster/v1beta2/0000_01_clusters.open-cluster-management.io_managedclustersetbindings.crd.yaml",
-	"cluster/v1beta1/0000_02_clusters.open-cluster-management.io_placements.crd.yaml",
-	"cluster/v1beta1/0000_03_clusters.open-cluster-management.io_placementdecisions.crd.yaml",
-	"cluster/v1alpha1/0000_05_clusters.open-cluster-management.io_addonplacementscores.crd.yaml",
-	"cluster/v1alpha1/0000_02_clusters.open-cluster-management.io_clusterclaims.crd.yaml",
-	"work/v1/0000_00_work.open-cluster-management.io_manifestworks.crd.yaml",
-}
-
-// RepoRoot is the repository's top directory.
-func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-// ModuleDir returns the directory of a module of this repository's build, from the module cache.
-func ModuleDir(module string) (string, error) {
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module)
-	cmd.Dir = RepoRoot()
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("locating module %s: %w", module, err)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-// CRDPaths lists the CRD files of the hub: this project's and OCM's.
-func CRDPaths() ([]string, error) {
-	dir, err := ModuleDir("open-cluster-management.io/api")
-	if err != nil {
-		return nil, err
-	}
-	paths := []string{filepath.Join(RepoRoot(), "config", "crd", "bases")}
-	for _, p := range ocmCRDs {
-		paths = append(paths, filepath.Join(dir, p))
-	}
-	return paths, nil
-}
-
-// AssetsDir returns the envtest binaries: KUBEBUILDER_ASSETS when set, otherwise the ones hack/kube-binaries.sh
-// builds (and builds them when missing).
-func AssetsDir() (string, error) {
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		return dir, nil
-	}
-	cmd := exec.Command(filepath.Join(RepoRoot(), "hack", "kube-binaries.sh"))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("building envtest binaries: %w", err)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-// StartHub starts a kube-apiserver and etcd with the hub's CRDs installed.
+// StartHub starts a kube-apiserver and etcd with the hub's CRDs installed (envhub.Start with its defaults);
+// stop it with the environment's Stop.
 func StartHub() (*envtest.Environment, *rest.Config, error) {
-	paths, err := CRDPaths()
+	h, err := envhub.Start(envhub.Options{})
 	if err != nil {
 		return nil, nil, err
 	}
-	assets, err := AssetsDir()
-	if err != nil {
-		return nil, nil, err
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     paths,
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: assets,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		return nil, nil, fmt.Errorf("starting envtest: %w", err)
-	}
-	return env, cfg, nil
+	return h.Env, h.Config, nil
 }

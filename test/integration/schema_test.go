@@ -25,7 +25,7 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
-	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
 )
 
 // The property: whatever the API server admits into a PlacementManifestWork, the manager can decode. One
@@ -316,7 +316,7 @@ func pathString(path []string) string {
 
 // crdSchema reads the PlacementManifestWork CRD's openAPIV3Schema from config/crd/bases.
 func crdSchema() map[string]any {
-	data, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "config", "crd", "bases",
+	data, err := os.ReadFile(filepath.Join(envhub.RepoRoot(), "config", "crd", "bases",
 		"work.open-cluster-management.io_placementmanifestworks.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 	crd := map[string]any{}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
@@ -91,7 +92,7 @@ var _ = Describe("PlacementManifestWork schema validation", func() {
 
 	It("accepts every sample in config/samples", func() {
 		ns := newNamespace("samples")
-		files, err := filepath.Glob(filepath.Join(framework.RepoRoot(), "config", "samples", "work_*.yaml"))
+		files, err := filepath.Glob(filepath.Join(envhub.RepoRoot(), "config", "samples", "work_*.yaml"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(files).NotTo(BeEmpty())
 		for _, f := range files {

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
@@ -63,7 +64,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 
 	Expect(admin.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: managerNamespace}})).To(Succeed())
-	shipped, err = kustomizationObjects(filepath.Join(framework.RepoRoot(), "config", "policies"))
+	shipped, err = kustomizationObjects(filepath.Join(envhub.RepoRoot(), "config", "policies"))
 	Expect(err).NotTo(HaveOccurred())
 	for _, obj := range shipped {
 		Expect(admin.Create(context.Background(), obj.DeepCopy())).To(Succeed(), "applying %s %s", obj.GetKind(), obj.GetName())

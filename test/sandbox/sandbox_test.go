@@ -19,8 +19,8 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/sandbox"
-	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
 const clusters = 4
@@ -37,7 +37,7 @@ func TestSandboxSamplesSettle(t *testing.T) {
 	// Run logs through its own loggers; this only keeps controller-runtime from warning that none was set.
 	ctrllog.SetLogger(ctrllog.Log.WithSink(ctrllog.NullLogSink{}))
 
-	samplesDir := filepath.Join(framework.RepoRoot(), "config", "samples")
+	samplesDir := filepath.Join(envhub.RepoRoot(), "config", "samples")
 	webTotal := splitTotal(t, samplesDir, web)
 
 	var out bytes.Buffer

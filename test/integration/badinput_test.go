@@ -29,7 +29,7 @@ var _ = Describe("Bad input", func() {
 
 	BeforeEach(func() {
 		ctx = context.Background()
-		ns = newNamespace("bad")
+		ns = fw.NewNamespace("bad")
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
 	})
 
@@ -60,31 +60,31 @@ var _ = Describe("Bad input", func() {
 	})
 
 	It("keeps the delivered works when a manifest becomes invalid (no name), and says which", func() {
-		clusters := newClusters(1)
-		decide(ns, "p", "p-decision-1", clusters...)
+		clusters := fw.NewClusters(1)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("noname", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "good"})).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) { g.Expect(workData(g, pmw, clusters[0])).To(ContainSubstring("good")) }, timeout, interval).Should(Succeed())
 
 		replaceManifests(pmw, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"namespace": "default"}})
 		Eventually(func(g Gomega) {
-			c := condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonInvalidTemplate))
 			g.Expect(c.Message).To(ContainSubstring("manifest 0 (ConfigMap) has no metadata.name"))
-			g.Expect(condition(g, pmw, workv1alpha1.ConditionStalled).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionStalled).Status).To(Equal(metav1.ConditionTrue))
 		}, timeout, interval).Should(Succeed())
 		Consistently(func(g Gomega) { g.Expect(workData(g, pmw, clusters[0])).To(ContainSubstring("good")) }, "1s", interval).Should(Succeed())
 	})
 
 	It("reports a distributionStrategy entry that matches no manifest, or several", func() {
-		clusters := newClusters(1)
-		decide(ns, "p", "p-decision-1", clusters...)
+		clusters := fw.NewClusters(1)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("entries", ns).Placement("p").
 			Manifest(framework.ConfigMap("web", "default", nil)).Manifest(framework.Deployment("web", "default", 2)).
 			Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default", Type: workv1alpha1.DistributionReplicate}).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) {
-			c := condition(g, pmw, workv1alpha1.ConditionDistributed)
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionDistributed)
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonStrategyMatchesManyManifests))
 			g.Expect(c.Message).To(ContainSubstring("matches 2 manifests"))
 		}, timeout, interval).Should(Succeed())
@@ -96,22 +96,22 @@ var _ = Describe("Bad input", func() {
 			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
 		}, timeout, interval).Should(Succeed())
 		Eventually(func(g Gomega) {
-			c := condition(g, pmw, workv1alpha1.ConditionDistributed)
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionDistributed)
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonStrategyMatchesNoManifest))
 			g.Expect(c.Message).To(ContainSubstring("default/api"))
 		}, timeout, interval).Should(Succeed())
 	})
 
 	It("keeps the delivered works when the generated ManifestWork would exceed OCM's size limit", func() {
-		clusters := newClusters(1)
-		decide(ns, "p", "p-decision-1", clusters...)
+		clusters := fw.NewClusters(1)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("big", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "small"})).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) { g.Expect(workData(g, pmw, clusters[0])).To(ContainSubstring("small")) }, timeout, interval).Should(Succeed())
 
 		replaceManifests(pmw, framework.ConfigMap("cfg", "default", map[string]string{"v": strings.Repeat("x", 600*1024)}))
 		Eventually(func(g Gomega) {
-			c := condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonManifestWorkTooLarge))
 			g.Expect(c.Message).To(ContainSubstring(clusters[0]))
 		}, timeout, interval).Should(Succeed())
@@ -119,7 +119,7 @@ var _ = Describe("Bad input", func() {
 	})
 
 	It("reports works refused by admission and a decided cluster without a namespace, and serves the others", func() {
-		clusters := newClusters(2)
+		clusters := fw.NewClusters(2)
 		locked := clusters[1]
 		nsObj := &corev1.Namespace{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: locked}, nsObj)).To(Succeed())
@@ -161,12 +161,12 @@ var _ = Describe("Bad input", func() {
 		}, timeout, interval).Should(MatchError(ContainSubstring("accepts no ManifestWorks")))
 
 		missing := "cluster-without-namespace-" + ns
-		decide(ns, "p", "p-decision-1", clusters[0], locked, missing)
+		fw.Decide(ns, "p", "p-decision-1", clusters[0], locked, missing)
 		pmw := framework.MakePMW("refused", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(workData(g, pmw, clusters[0])).To(ContainSubstring(`"v":"1"`))
-			c := condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonWriteFailed))
 			g.Expect(c.Message).To(And(ContainSubstring(locked), ContainSubstring(missing), ContainSubstring("2 ManifestWork writes failed")))
 		}, timeout, interval).Should(Succeed())

@@ -27,7 +27,7 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 
 	BeforeEach(func() {
 		ctx = context.Background()
-		ns = newNamespace("churn")
+		ns = fw.NewNamespace("churn")
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
 	})
 
@@ -61,9 +61,9 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 	}
 
 	It("acts on a Placement's decisions only once the placement controller has finished rewriting them", func() {
-		c := newClusters(3)
-		decide(ns, "p", "p-decision-1", c[0])
-		decide(ns, "p", "p-decision-2", c[1])
+		c := fw.NewClusters(3)
+		fw.Decide(ns, "p", "p-decision-1", c[0])
+		fw.Decide(ns, "p", "p-decision-2", c[1])
 		placed(2, "p-decision-1", "p-decision-2")
 		pmw := splitPMW("web", 4)
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
@@ -73,24 +73,24 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 
 		// The window moves from {c0, c1} to {c1, c2} one decision at a time: first both decisions hold c1. Acting
 		// on that union would give c1 all 4 replicas and remove c0's work.
-		decide(ns, "p", "p-decision-1", c[1])
+		fw.Decide(ns, "p", "p-decision-1", c[1])
 		Consistently(func(g Gomega) {
 			g.Expect(replicas(g, pmw)).To(Equal(map[string]int64{c[0]: 2, c[1]: 2}))
 		}, "1s", interval).Should(Succeed())
 
-		decide(ns, "p", "p-decision-2", c[2])
+		fw.Decide(ns, "p", "p-decision-2", c[2])
 		Eventually(func(g Gomega) {
 			g.Expect(replicas(g, pmw)).To(Equal(map[string]int64{c[1]: 2, c[2]: 2}))
 		}, timeout, interval).Should(Succeed())
 		// c1 kept its 2 replicas all along: its work was never rewritten.
-		Expect(recorder.Writes(func(w framework.Write) bool {
+		Expect(mgr.Recorder.Writes(func(w framework.Write) bool {
 			return w.Kind == "ManifestWork" && w.Namespace == c[1] && w.Verb == "update"
 		})).To(BeEmpty())
 	})
 
 	It("waits for the Placement's status when the decisions changed first", func() {
-		c := newClusters(3)
-		decide(ns, "p", "p-decision-1", c[0], c[1])
+		c := fw.NewClusters(3)
+		fw.Decide(ns, "p", "p-decision-1", c[0], c[1])
 		placed(2, "p-decision-1")
 		pmw := splitPMW("grow", 6)
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
@@ -113,23 +113,23 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 	})
 
 	It("acts on decisions that stay inconsistent once the settle timeout passes", func() {
-		c := newClusters(2)
-		decide(ns, "p", "p-decision-1", c...)
+		c := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", c...)
 		placed(1, "p-decision-1") // a status that never matches: someone other than the placement controller decides
 		pmw := framework.MakePMW("stuck", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Consistently(func(g Gomega) {
-			g.Expect(worksOf(g, pmw)).To(BeEmpty())
+			g.Expect(fw.WorksByCluster(g, pmw)).To(BeEmpty())
 		}, settleTimeout/2, interval).Should(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(worksOf(g, pmw)).To(HaveLen(2))
-			g.Expect(getPMW(g, pmw).Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(2))
+			g.Expect(fw.WorksByCluster(g, pmw)).To(HaveLen(2))
+			g.Expect(fw.Current(g, pmw).Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(2))
 		}, timeout, interval).Should(Succeed())
 	})
 
 	It("caches its works without managedFields or manifests and its PlacementManifestWorks without managedFields, and its updates keep the API server's", func() {
-		c := newClusters(1)
-		decide(ns, "p", "p-decision-1", c...)
+		c := fw.NewClusters(1)
+		fw.Decide(ns, "p", "p-decision-1", c...)
 		pmw := framework.MakePMW("slim", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		key := client.ObjectKey{Namespace: c[0], Name: manifestwork.WorkName(manifestwork.Owner(pmw))}
@@ -168,7 +168,7 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 	})
 
 	It("caches of a ManagedCluster only its labels and conditions", func() {
-		c := newClusters(1)
+		c := fw.NewClusters(1)
 		mc := &clusterv1.ManagedCluster{
 			ObjectMeta: metav1.ObjectMeta{Name: c[0], Labels: map[string]string{"region": "east"}},
 			Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true, ManagedClusterClientConfigs: []clusterv1.ClientConfig{
@@ -197,20 +197,20 @@ var _ = Describe("Placement changes and the manager's own writes", func() {
 	})
 
 	It("writes each ManifestWork of a 300-cluster fan-out once, none refused", func() {
-		c := newClusters(300)
+		c := fw.NewClusters(300)
 		for i := range 3 {
-			decide(ns, "p", fmt.Sprintf("p-decision-%d", i+1), c[i*100:(i+1)*100]...)
+			fw.Decide(ns, "p", fmt.Sprintf("p-decision-%d", i+1), c[i*100:(i+1)*100]...)
 		}
 		placed(300, "p-decision-1", "p-decision-2", "p-decision-3")
 		pmw := framework.MakePMW("wide", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(getPMW(g, pmw).Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(300))
-			g.Expect(worksOf(g, pmw)).To(HaveLen(300))
+			g.Expect(fw.Current(g, pmw).Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(300))
+			g.Expect(fw.WorksByCluster(g, pmw)).To(HaveLen(300))
 		}, timeout, interval).Should(Succeed())
 
 		name := manifestwork.WorkName(manifestwork.Owner(pmw))
-		writes := recorder.Writes(func(w framework.Write) bool { return w.Kind == "ManifestWork" && w.Name == name })
+		writes := mgr.Recorder.Writes(func(w framework.Write) bool { return w.Kind == "ManifestWork" && w.Name == name })
 		creates := map[string]int{}
 		for _, w := range writes {
 			Expect(w.Refused).To(BeEmpty(), "%s of %s/%s", w.Verb, w.Namespace, w.Name)

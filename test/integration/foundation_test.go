@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -26,49 +28,28 @@ var _ = Describe("PlacementManifestWork", func() {
 
 	BeforeEach(func() {
 		ctx = context.Background()
-		ns = newNamespace("app")
+		ns = fw.NewNamespace("app")
 	})
 
-	clusterSet := func(works map[string]workv1.ManifestWork) []string {
-		out := []string{}
-		for c := range works {
-			out = append(out, c)
-		}
-		return out
-	}
-
 	summary := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork) workv1alpha1.PlacedManifestWorkSummary {
-		got := &workv1alpha1.PlacementManifestWork{}
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pmw), got)).To(Succeed())
-		g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
-		return got.Status.PlacedManifestWorkSummary
-	}
-
-	// agentReports sets conditions on a cluster's work for its current generation, as the work agent does.
-	agentReports := func(pmw *workv1alpha1.PlacementManifestWork, cluster string, conds map[string]metav1.ConditionStatus) {
-		Eventually(func(g Gomega) {
-			w := &workv1.ManifestWork{}
-			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: cluster, Name: manifestwork.WorkName(manifestwork.Owner(pmw))}, w)).To(Succeed())
-			framework.WorkConditions(w, conds)
-			g.Expect(k8s.Status().Update(ctx, w)).To(Succeed())
-		}, timeout, interval).Should(Succeed())
+		return fw.Current(g, pmw).Status.PlacedManifestWorkSummary
 	}
 
 	Context("placement resolution", func() {
 		It("uses the referenced Placement and the union of all its PlacementDecisions", func() {
-			clusters := newClusters(3)
+			clusters := fw.NewClusters(3)
 			Expect(k8s.Create(ctx, framework.Placement("web", ns))).To(Succeed())
-			decide(ns, "web", "web-decision-1", clusters[0], clusters[1])
-			decide(ns, "web", "web-decision-2", clusters[1], clusters[2]) // cluster 2 twice: deduplicated
-			decide(ns, "other", "other-decision-1", newClusters(1)...)    // another placement's decision is ignored
+			fw.Decide(ns, "web", "web-decision-1", clusters[0], clusters[1])
+			fw.Decide(ns, "web", "web-decision-2", clusters[1], clusters[2]) // cluster 2 twice: deduplicated
+			fw.Decide(ns, "other", "other-decision-1", fw.NewClusters(1)...) // another placement's decision is ignored
 
 			pmw := framework.MakePMW("web", ns).Placement("web").
 				Manifest(framework.ConfigMap("cfg", "default", map[string]string{"k": "v"})).Obj()
 			Expect(k8s.Create(ctx, pmw)).To(Succeed())
 
 			Eventually(func(g Gomega) {
-				g.Expect(clusterSet(worksOf(g, pmw))).To(ConsistOf(clusters))
-				c := condition(g, pmw, workv1alpha1.ConditionPlacementVerified)
+				g.Expect(fw.WorkClusters(g, pmw)).To(ConsistOf(clusters))
+				c := fw.Condition(g, pmw, workv1alpha1.ConditionPlacementVerified)
 				g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
 				g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonPlacementDecided))
 				g.Expect(summary(g, pmw).Total).To(BeEquivalentTo(3))
@@ -91,10 +72,10 @@ var _ = Describe("PlacementManifestWork", func() {
 			placement.Spec.NumberOfClusters = &n
 			Expect(k8s.Update(ctx, placement)).To(Succeed())
 
-			clusters := newClusters(1)
-			decide(ns, "gen", "gen-decision-1", clusters...) // a decision event reconciles the PMW again
+			clusters := fw.NewClusters(1)
+			fw.Decide(ns, "gen", "gen-decision-1", clusters...) // a decision event reconciles the PMW again
 			Eventually(func(g Gomega) {
-				g.Expect(clusterSet(worksOf(g, pmw))).To(ConsistOf(clusters))
+				g.Expect(fw.WorkClusters(g, pmw)).To(ConsistOf(clusters))
 			}, timeout, interval).Should(Succeed())
 			Consistently(func(g Gomega) {
 				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(placement), placement)).To(Succeed())
@@ -107,32 +88,32 @@ var _ = Describe("PlacementManifestWork", func() {
 				Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 			Expect(k8s.Create(ctx, pmw)).To(Succeed())
 			Eventually(func(g Gomega) {
-				c := condition(g, pmw, workv1alpha1.ConditionPlacementVerified)
+				c := fw.Condition(g, pmw, workv1alpha1.ConditionPlacementVerified)
 				g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 				g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonPlacementNotFound))
 				g.Expect(c.Message).To(ContainSubstring(`"nowhere"`))
 			}, timeout, interval).Should(Succeed())
 
 			Expect(k8s.Create(ctx, framework.Placement("nowhere", ns))).To(Succeed())
-			decide(ns, "nowhere", "nowhere-decision-1")
+			fw.Decide(ns, "nowhere", "nowhere-decision-1")
 			Eventually(func(g Gomega) {
-				c := condition(g, pmw, workv1alpha1.ConditionPlacementVerified)
+				c := fw.Condition(g, pmw, workv1alpha1.ConditionPlacementVerified)
 				g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 				g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonPlacementDecisionEmpty))
-				g.Expect(condition(g, pmw, workv1alpha1.ConditionManifestworkApplied).Reason).To(Equal(workv1alpha1.ReasonNoClusters))
+				g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionManifestworkApplied).Reason).To(Equal(workv1alpha1.ReasonNoClusters))
 			}, timeout, interval).Should(Succeed())
 		})
 	})
 
 	Context("ManifestWorks", func() {
 		It("writes one labelled work per cluster, distinct across namespaces, valid for long names, and no writes once converged", func() {
-			clusters := newClusters(2)
-			otherNS := newNamespace("app")
+			clusters := fw.NewClusters(2)
+			otherNS := fw.NewNamespace("app")
 			longName := strings.Repeat("a", 240)
 			var pmws []*workv1alpha1.PlacementManifestWork
 			for _, n := range []string{ns, otherNS} {
 				Expect(k8s.Create(ctx, framework.Placement("p", n))).To(Succeed())
-				decide(n, "p", "p-decision-1", clusters...)
+				fw.Decide(n, "p", "p-decision-1", clusters...)
 			}
 			for _, target := range []struct{ ns, name string }{{ns, "same"}, {otherNS, "same"}, {ns, longName}} {
 				pmw := framework.MakePMW(target.name, target.ns).Placement("p").
@@ -143,8 +124,8 @@ var _ = Describe("PlacementManifestWork", func() {
 			names := map[string]bool{}
 			Eventually(func(g Gomega) {
 				for _, pmw := range pmws {
-					works := worksOf(g, pmw)
-					g.Expect(clusterSet(works)).To(ConsistOf(clusters))
+					works := fw.WorksByCluster(g, pmw)
+					g.Expect(slices.Collect(maps.Keys(works))).To(ConsistOf(clusters))
 					for _, w := range works {
 						g.Expect(len(w.Name)).To(BeNumerically("<=", 188))
 						names[w.Name] = true
@@ -158,41 +139,41 @@ var _ = Describe("PlacementManifestWork", func() {
 				return w.Kind == "ManifestWork" && (w.Namespace == clusters[0] || w.Namespace == clusters[1])
 			}
 			Eventually(func(g Gomega) {
-				g.Expect(condition(g, pmws[0], workv1alpha1.ConditionManifestworkApplied).Reason).To(Equal(workv1alpha1.ReasonWaitingForApply))
+				g.Expect(fw.Condition(g, pmws[0], workv1alpha1.ConditionManifestworkApplied).Reason).To(Equal(workv1alpha1.ReasonWaitingForApply))
 			}, timeout, interval).Should(Succeed())
-			before := len(recorder.Writes(isWorkWrite))
-			count := reconciles()
+			before := len(mgr.Recorder.Writes(isWorkWrite))
+			count := fw.Reconciles()
 			d := &clusterv1beta1.PlacementDecision{}
 			Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "p-decision-1"}, d)).To(Succeed())
 			d.Labels["unrelated"] = "touch"
 			Expect(k8s.Update(ctx, d)).To(Succeed())
-			Eventually(reconciles, timeout, interval).Should(BeNumerically(">", count))
-			Expect(recorder.Writes(isWorkWrite)).To(HaveLen(before))
+			Eventually(fw.Reconciles, timeout, interval).Should(BeNumerically(">", count))
+			Expect(mgr.Recorder.Writes(isWorkWrite)).To(HaveLen(before))
 		})
 
 		It("removes the work of a cluster that leaves the decisions and adds one for a cluster that joins", func() {
-			clusters := newClusters(3)
+			clusters := fw.NewClusters(3)
 			Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-			decide(ns, "p", "p-decision-1", clusters[0], clusters[1])
-			pmw := framework.MakePMW("move", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
+			fw.Decide(ns, "p", "p-decision-1", clusters[0], clusters[1])
 			// Immediate removal; the default, make before break, has its own scenario in rollout_test.go.
-			pmw.Spec.MoveStrategy = &workv1alpha1.MoveStrategy{Type: workv1alpha1.MoveImmediate}
+			pmw := framework.MakePMW("move", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).
+				Move(workv1alpha1.MoveImmediate).Obj()
 			Expect(k8s.Create(ctx, pmw)).To(Succeed())
 			Eventually(func(g Gomega) {
-				g.Expect(clusterSet(worksOf(g, pmw))).To(ConsistOf(clusters[0], clusters[1]))
+				g.Expect(fw.WorkClusters(g, pmw)).To(ConsistOf(clusters[0], clusters[1]))
 			}, timeout, interval).Should(Succeed())
 
-			decide(ns, "p", "p-decision-1", clusters[1], clusters[2])
+			fw.Decide(ns, "p", "p-decision-1", clusters[1], clusters[2])
 			Eventually(func(g Gomega) {
-				g.Expect(clusterSet(worksOf(g, pmw))).To(ConsistOf(clusters[1], clusters[2]))
+				g.Expect(fw.WorkClusters(g, pmw)).To(ConsistOf(clusters[1], clusters[2]))
 				g.Expect(summary(g, pmw).Total).To(BeEquivalentTo(2))
 			}, timeout, interval).Should(Succeed())
 		})
 
 		It("deletes its works before letting the PlacementManifestWork go, and never touches a foreign work", func() {
-			clusters := newClusters(2)
+			clusters := fw.NewClusters(2)
 			Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-			decide(ns, "p", "p-decision-1", clusters...)
+			fw.Decide(ns, "p", "p-decision-1", clusters...)
 			pmw := framework.MakePMW("owned", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 
 			// Someone else's ManifestWork already has the name this PMW would use in the second cluster.
@@ -205,18 +186,18 @@ var _ = Describe("PlacementManifestWork", func() {
 
 			Expect(k8s.Create(ctx, pmw)).To(Succeed())
 			Eventually(func(g Gomega) {
-				c := condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
+				c := fw.Condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
 				g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 				g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonManifestWorkConflict))
 				g.Expect(c.Message).To(ContainSubstring(clusters[1]))
-				g.Expect(clusterSet(worksOf(g, pmw))).To(ConsistOf(clusters[0]))
+				g.Expect(fw.WorkClusters(g, pmw)).To(ConsistOf(clusters[0]))
 			}, timeout, interval).Should(Succeed())
 
 			Expect(k8s.Delete(ctx, pmw)).To(Succeed())
 			Eventually(func(g Gomega) {
 				err := k8s.Get(ctx, client.ObjectKeyFromObject(pmw), &workv1alpha1.PlacementManifestWork{})
 				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the PlacementManifestWork is gone")
-				g.Expect(worksOf(g, pmw)).To(BeEmpty())
+				g.Expect(fw.WorksByCluster(g, pmw)).To(BeEmpty())
 			}, timeout, interval).Should(Succeed())
 			got := &workv1.ManifestWork{}
 			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(foreign), got)).To(Succeed())
@@ -224,9 +205,9 @@ var _ = Describe("PlacementManifestWork", func() {
 		})
 
 		It("waits for works that are slow to go away before releasing the finalizer", func() {
-			clusters := newClusters(1)
+			clusters := fw.NewClusters(1)
 			Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-			decide(ns, "p", "p-decision-1", clusters...)
+			fw.Decide(ns, "p", "p-decision-1", clusters...)
 			pmw := framework.MakePMW("slow", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 			Expect(k8s.Create(ctx, pmw)).To(Succeed())
 			work := &workv1.ManifestWork{}
@@ -257,23 +238,23 @@ var _ = Describe("PlacementManifestWork", func() {
 
 	Context("status", func() {
 		It("counts conditions of the works' current generation only, and a template change resets the counts", func() {
-			clusters := newClusters(3)
+			clusters := fw.NewClusters(3)
 			Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-			decide(ns, "p", "p-decision-1", clusters...)
+			fw.Decide(ns, "p", "p-decision-1", clusters...)
 			pmw := framework.MakePMW("status", ns).Placement("p").
 				Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
 			Expect(k8s.Create(ctx, pmw)).To(Succeed())
-			Eventually(func(g Gomega) { g.Expect(worksOf(g, pmw)).To(HaveLen(3)) }, timeout, interval).Should(Succeed())
+			Eventually(func(g Gomega) { g.Expect(fw.WorksByCluster(g, pmw)).To(HaveLen(3)) }, timeout, interval).Should(Succeed())
 
 			t, f := metav1.ConditionTrue, metav1.ConditionFalse
-			agentReports(pmw, clusters[0], map[string]metav1.ConditionStatus{workv1.WorkApplied: t, workv1.WorkAvailable: t})
-			agentReports(pmw, clusters[1], map[string]metav1.ConditionStatus{workv1.WorkApplied: t, workv1.WorkProgressing: t})
-			agentReports(pmw, clusters[2], map[string]metav1.ConditionStatus{workv1.WorkApplied: f, workv1.WorkDegraded: t})
+			fw.AgentReports(pmw, clusters[0], map[string]metav1.ConditionStatus{workv1.WorkApplied: t, workv1.WorkAvailable: t})
+			fw.AgentReports(pmw, clusters[1], map[string]metav1.ConditionStatus{workv1.WorkApplied: t, workv1.WorkProgressing: t})
+			fw.AgentReports(pmw, clusters[2], map[string]metav1.ConditionStatus{workv1.WorkApplied: f, workv1.WorkDegraded: t})
 			Eventually(func(g Gomega) {
 				g.Expect(summary(g, pmw)).To(Equal(workv1alpha1.PlacedManifestWorkSummary{
 					Total: 3, Applied: 2, Available: 1, Progressing: 1, Degraded: 1,
 				}))
-				c := condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
+				c := fw.Condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
 				g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonApplyFailed))
 				g.Expect(c.Message).To(ContainSubstring(clusters[2]))
 			}, timeout, interval).Should(Succeed())
@@ -286,7 +267,7 @@ var _ = Describe("PlacementManifestWork", func() {
 				g.Expect(k8s.Update(ctx, pmw)).To(Succeed())
 			}, timeout, interval).Should(Succeed())
 			Eventually(func(g Gomega) {
-				for _, w := range worksOf(g, pmw) {
+				for _, w := range fw.WorksByCluster(g, pmw) {
 					g.Expect(string(w.Spec.Workload.Manifests[0].Raw)).To(ContainSubstring(`"v":"2"`))
 					g.Expect(w.Generation).To(BeEquivalentTo(2))
 				}
@@ -294,11 +275,11 @@ var _ = Describe("PlacementManifestWork", func() {
 			}, timeout, interval).Should(Succeed())
 
 			for _, c := range clusters {
-				agentReports(pmw, c, map[string]metav1.ConditionStatus{workv1.WorkApplied: t, workv1.WorkAvailable: t})
+				fw.AgentReports(pmw, c, map[string]metav1.ConditionStatus{workv1.WorkApplied: t, workv1.WorkAvailable: t})
 			}
 			Eventually(func(g Gomega) {
 				g.Expect(summary(g, pmw)).To(Equal(workv1alpha1.PlacedManifestWorkSummary{Total: 3, Applied: 3, Available: 3}))
-				c := condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
+				c := fw.Condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
 				g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
 				g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonAsExpected))
 			}, timeout, interval).Should(Succeed())

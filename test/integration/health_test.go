@@ -30,7 +30,7 @@ var _ = Describe("Health", func() {
 
 	BeforeEach(func() {
 		ctx = context.Background()
-		ns = newNamespace("health")
+		ns = fw.NewNamespace("health")
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
 	})
 
@@ -68,8 +68,8 @@ var _ = Describe("Health", func() {
 	}
 
 	It("asks for feedback, keeps the user's rules, and is available only when a split Deployment's replicas are ready", func() {
-		clusters := newClusters(2)
-		decide(ns, "p", "p-decision-1", clusters...)
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("web", ns).Placement("p").
 			Manifest(framework.Deployment("web", "default", 5)).
 			Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default", Type: workv1alpha1.DistributionSplit,
@@ -95,7 +95,7 @@ var _ = Describe("Health", func() {
 			report(pmw, c, 0, deploymentFeedback(func(int) int { return 0 }))
 		}
 		Eventually(func(g Gomega) {
-			st := getPMW(g, pmw).Status
+			st := fw.Current(g, pmw).Status
 			g.Expect(st.PlacedManifestWorkSummary).To(Equal(workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 2, Progressing: 2}))
 			g.Expect(meta.IsStatusConditionTrue(st.Conditions, workv1alpha1.ConditionReady)).To(BeFalse())
 			g.Expect(meta.IsStatusConditionTrue(st.Conditions, workv1alpha1.ConditionReconciling)).To(BeTrue())
@@ -108,7 +108,7 @@ var _ = Describe("Health", func() {
 			report(pmw, c, 0, deploymentFeedback(func(share int) int { return share }))
 		}
 		Eventually(func(g Gomega) {
-			st := getPMW(g, pmw).Status
+			st := fw.Current(g, pmw).Status
 			g.Expect(st.PlacedManifestWorkSummary).To(Equal(workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 2, Available: 2}))
 			ready := meta.FindStatusCondition(st.Conditions, workv1alpha1.ConditionReady)
 			g.Expect(ready).NotTo(BeNil())
@@ -121,14 +121,14 @@ var _ = Describe("Health", func() {
 	})
 
 	It("counts a failed Job as degraded, says why, and records an event", func() {
-		clusters := newClusters(2)
-		decide(ns, "p", "p-decision-1", clusters...)
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("job", ns).Placement("p").Manifest(framework.Job("crunch", "default", 2)).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		report(pmw, clusters[0], 0, func(int) map[string]any { return map[string]any{health.Succeeded: 2, health.Complete: "True"} })
 		report(pmw, clusters[1], 0, func(int) map[string]any { return map[string]any{health.Failed: 6, health.FailedCondition: "True"} })
 		Eventually(func(g Gomega) {
-			st := getPMW(g, pmw).Status
+			st := fw.Current(g, pmw).Status
 			g.Expect(st.PlacedManifestWorkSummary).To(Equal(workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 2, Available: 1, Degraded: 1}))
 			g.Expect(st.UnhealthyClusters).To(ConsistOf(workv1alpha1.ClusterHealth{
 				Cluster: clusters[1], State: "Degraded", Reason: workv1alpha1.ReasonManifestDegraded,
@@ -153,15 +153,15 @@ var _ = Describe("Health", func() {
 			g.Expect(reasons).To(ContainElement("Degraded"))
 		}, timeout, interval).Should(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(gauge("placementmanifestwork_clusters", map[string]string{"namespace": ns, "name": "job", "health": "degraded"})).To(BeEquivalentTo(1))
-			g.Expect(gauge("placementmanifestwork_clusters", map[string]string{"namespace": ns, "name": "job", "health": "available"})).To(BeEquivalentTo(1))
-			g.Expect(gauge("placementmanifestwork_manifestworks", map[string]string{"namespace": ns, "name": "job"})).To(BeEquivalentTo(2))
+			g.Expect(fw.Gauge("placementmanifestwork_clusters", map[string]string{"namespace": ns, "name": "job", "health": "degraded"})).To(BeEquivalentTo(1))
+			g.Expect(fw.Gauge("placementmanifestwork_clusters", map[string]string{"namespace": ns, "name": "job", "health": "available"})).To(BeEquivalentTo(1))
+			g.Expect(fw.Gauge("placementmanifestwork_manifestworks", map[string]string{"namespace": ns, "name": "job"})).To(BeEquivalentTo(2))
 		}, timeout, interval).Should(Succeed())
-		Expect(histogramCount("placementmanifestwork_fanout_duration_seconds")).To(BeNumerically(">", 0))
+		Expect(fw.HistogramCount("placementmanifestwork_fanout_duration_seconds")).To(BeNumerically(">", 0))
 	})
 
 	It("counts a cluster whose ManagedCluster is not available as degraded, and recovers with it", func() {
-		clusters := newClusters(1)
+		clusters := fw.NewClusters(1)
 		mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: clusters[0]}}
 		Expect(k8s.Create(ctx, mc)).To(Succeed())
 		setAvailable := func(s metav1.ConditionStatus) {
@@ -173,17 +173,17 @@ var _ = Describe("Health", func() {
 			}, timeout, interval).Should(Succeed())
 		}
 		setAvailable(T)
-		decide(ns, "p", "p-decision-1", clusters...)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("cfg", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		report(pmw, clusters[0], 0, func(int) map[string]any { return nil })
 		Eventually(func(g Gomega) {
-			g.Expect(getPMW(g, pmw).Status.PlacedManifestWorkSummary.Available).To(BeEquivalentTo(1))
+			g.Expect(fw.Current(g, pmw).Status.PlacedManifestWorkSummary.Available).To(BeEquivalentTo(1))
 		}, timeout, interval).Should(Succeed())
 
 		setAvailable(metav1.ConditionUnknown)
 		Eventually(func(g Gomega) {
-			st := getPMW(g, pmw).Status
+			st := fw.Current(g, pmw).Status
 			g.Expect(st.PlacedManifestWorkSummary.Degraded).To(BeEquivalentTo(1))
 			g.Expect(st.UnhealthyClusters).To(HaveLen(1))
 			g.Expect(st.UnhealthyClusters[0].Reason).To(Equal(workv1alpha1.ReasonClusterUnavailable))
@@ -191,7 +191,7 @@ var _ = Describe("Health", func() {
 
 		setAvailable(T)
 		Eventually(func(g Gomega) {
-			g.Expect(getPMW(g, pmw).Status.PlacedManifestWorkSummary.Available).To(BeEquivalentTo(1))
+			g.Expect(fw.Current(g, pmw).Status.PlacedManifestWorkSummary.Available).To(BeEquivalentTo(1))
 		}, timeout, interval).Should(Succeed())
 		Expect(client.IgnoreNotFound(k8s.Delete(ctx, mc))).To(Succeed())
 		Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(mc), mc)) || mc.DeletionTimestamp != nil).To(BeTrue())

@@ -27,13 +27,13 @@ var _ = Describe("Placement briefly unknown", func() {
 
 	BeforeEach(func() {
 		ctx = context.Background()
-		ns = newNamespace("unknown")
+		ns = fw.NewNamespace("unknown")
 	})
 
 	// uids are the UIDs of a PMW's works by cluster: a work deleted and created again has a new UID.
 	uids := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork) map[string]types.UID {
 		out := map[string]types.UID{}
-		for c, w := range worksOf(g, pmw) {
+		for c, w := range fw.WorksByCluster(g, pmw) {
 			out[c] = w.UID
 		}
 		return out
@@ -57,7 +57,7 @@ var _ = Describe("Placement briefly unknown", func() {
 	// that PlacementVerified says why with the given reason.
 	kept := func(pmw *workv1alpha1.PlacementManifestWork, want map[string]types.UID, reason string) {
 		Eventually(func(g Gomega) {
-			c := condition(g, pmw, workv1alpha1.ConditionPlacementVerified)
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionPlacementVerified)
 			g.Expect(c.Reason).To(Equal(reason))
 			g.Expect(c.Message).To(ContainSubstring("kept"))
 		}, timeout, interval).Should(Succeed())
@@ -85,11 +85,11 @@ var _ = Describe("Placement briefly unknown", func() {
 	}
 
 	It("keeps every work while a referenced Placement is deleted and re-created, and uses it once decided", func() {
-		clusters := newClusters(3)
+		clusters := fw.NewClusters(3)
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		decide(ns, "p", "p-decision-1", clusters...)
-		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
-		pmw.Spec.MoveStrategy = &workv1alpha1.MoveStrategy{Type: workv1alpha1.MoveImmediate}
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).
+			Move(workv1alpha1.MoveImmediate).Obj()
 		before := delivered(pmw, clusters)
 
 		// kubectl replace --force: the Placement goes, the garbage collector takes its decisions, and the new
@@ -99,23 +99,23 @@ var _ = Describe("Placement briefly unknown", func() {
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
 		kept(pmw, before, workv1alpha1.ReasonPlacementNotDecided)
 		Eventually(func(g Gomega) {
-			got := getPMW(g, pmw)
+			got := fw.Current(g, pmw)
 			g.Expect(got.Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(3), "status describes the kept works")
-			g.Expect(condition(g, pmw, workv1alpha1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse), "nothing for the user to do")
+			g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse), "nothing for the user to do")
 		}, timeout, interval).Should(Succeed())
 
-		decide(ns, "p", "p-decision-1", clusters[0], clusters[1])
+		fw.Decide(ns, "p", "p-decision-1", clusters[0], clusters[1])
 		Eventually(func(g Gomega) {
 			g.Expect(uids(g, pmw)).To(Equal(map[string]types.UID{clusters[0]: before[clusters[0]], clusters[1]: before[clusters[1]]}),
 				"a real shrink, once decided, removes the work of the cluster that left")
-			g.Expect(condition(g, pmw, workv1alpha1.ConditionPlacementVerified).Reason).To(Equal(workv1alpha1.ReasonPlacementDecided))
+			g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionPlacementVerified).Reason).To(Equal(workv1alpha1.ReasonPlacementDecided))
 		}, timeout, interval).Should(Succeed())
 	})
 
 	It("keeps every work while the decisions still belong to the deleted Placement of the same name", func() {
-		clusters := newClusters(2)
+		clusters := fw.NewClusters(2)
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		decide(ns, "p", "p-decision-1", clusters...)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		before := delivered(pmw, clusters)
 
@@ -123,14 +123,14 @@ var _ = Describe("Placement briefly unknown", func() {
 		// (it updates its status, not its owner) and writes the new Placement's status.
 		deletePlacement("p")
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		decide(ns, "p", "p-decision-1")
+		fw.Decide(ns, "p", "p-decision-1")
 		kept(pmw, before, workv1alpha1.ReasonPlacementNotDecided)
 
 		// The garbage collector removes the old decision; the placement controller writes it anew.
 		collectGarbage("p")
-		decide(ns, "p", "p-decision-1", clusters...)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		Eventually(func(g Gomega) {
-			g.Expect(condition(g, pmw, workv1alpha1.ConditionPlacementVerified).Reason).To(Equal(workv1alpha1.ReasonPlacementDecided))
+			g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionPlacementVerified).Reason).To(Equal(workv1alpha1.ReasonPlacementDecided))
 		}, timeout, interval).Should(Succeed())
 		Consistently(func(g Gomega) {
 			g.Expect(uids(g, pmw)).To(Equal(before))
@@ -138,13 +138,13 @@ var _ = Describe("Placement briefly unknown", func() {
 	})
 
 	It("keeps every work when the user deletes the generated Placement, which the manager creates again", func() {
-		clusters := newClusters(2)
+		clusters := fw.NewClusters(2)
 		pmw := framework.MakePMW("gen", ns).Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func() error {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gen"}, &clusterv1beta1.Placement{})
 		}, timeout, interval).Should(Succeed())
-		decide(ns, "gen", "gen-decision-1", clusters...)
+		fw.Decide(ns, "gen", "gen-decision-1", clusters...)
 		var before map[string]types.UID
 		Eventually(func(g Gomega) {
 			before = uids(g, pmw)
@@ -154,21 +154,21 @@ var _ = Describe("Placement briefly unknown", func() {
 		deletePlacement("gen")
 		collectGarbage("gen")
 		kept(pmw, before, workv1alpha1.ReasonPlacementNotDecided)
-		decide(ns, "gen", "gen-decision-1", clusters...)
+		fw.Decide(ns, "gen", "gen-decision-1", clusters...)
 		Eventually(func(g Gomega) {
-			g.Expect(condition(g, pmw, workv1alpha1.ConditionPlacementVerified).Reason).To(Equal(workv1alpha1.ReasonPlacementDecided))
+			g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionPlacementVerified).Reason).To(Equal(workv1alpha1.ReasonPlacementDecided))
 			g.Expect(uids(g, pmw)).To(Equal(before))
 		}, timeout, interval).Should(Succeed())
 	})
 
 	It("keeps the works of a PlacementManifestWork re-created at once while the old generated Placement is collected", func() {
-		clusters := newClusters(2)
+		clusters := fw.NewClusters(2)
 		pmw := framework.MakePMW("again", ns).Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func() error {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "again"}, &clusterv1beta1.Placement{})
 		}, timeout, interval).Should(Succeed())
-		decide(ns, "again", "again-decision-1", clusters...)
+		fw.Decide(ns, "again", "again-decision-1", clusters...)
 		Eventually(func(g Gomega) { g.Expect(uids(g, pmw)).To(HaveLen(2)) }, timeout, interval).Should(Succeed())
 
 		// Deleted (its works go: the user's intent) and created again under the same name at once: it finds the
@@ -185,38 +185,38 @@ var _ = Describe("Placement briefly unknown", func() {
 		deletePlacement("again")
 		collectGarbage("again")
 		kept(again, before, workv1alpha1.ReasonPlacementNotDecided)
-		decide(ns, "again", "again-decision-1", clusters...)
+		fw.Decide(ns, "again", "again-decision-1", clusters...)
 		Eventually(func(g Gomega) {
-			g.Expect(condition(g, again, workv1alpha1.ConditionPlacementVerified).Reason).To(Equal(workv1alpha1.ReasonPlacementDecided))
+			g.Expect(fw.Condition(g, again, workv1alpha1.ConditionPlacementVerified).Reason).To(Equal(workv1alpha1.ReasonPlacementDecided))
 			g.Expect(uids(g, again)).To(Equal(before))
 		}, timeout, interval).Should(Succeed())
 	})
 
 	It("keeps the works of a decision that the Placement's status names but that is missing, however long", func() {
-		clusters := newClusters(2)
+		clusters := fw.NewClusters(2)
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		decide(ns, "p", "p-decision-1", clusters[0])
-		decide(ns, "p", "p-decision-2", clusters[1])
-		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
-		pmw.Spec.MoveStrategy = &workv1alpha1.MoveStrategy{Type: workv1alpha1.MoveImmediate}
+		fw.Decide(ns, "p", "p-decision-1", clusters[0])
+		fw.Decide(ns, "p", "p-decision-2", clusters[1])
+		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).
+			Move(workv1alpha1.MoveImmediate).Obj()
 		before := delivered(pmw, clusters)
 
 		// Someone deletes the second decision; the placement controller has not written it again.
 		Expect(k8s.Delete(ctx, framework.Decision("p-decision-2", ns, "p"))).To(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(condition(g, pmw, workv1alpha1.ConditionPlacementVerified).Message).To(ContainSubstring("p-decision-2"))
+			g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionPlacementVerified).Message).To(ContainSubstring("p-decision-2"))
 		}, timeout, interval).Should(Succeed())
 		Consistently(func(g Gomega) { g.Expect(uids(g, pmw)).To(Equal(before)) }, 2*settleTimeout, interval).Should(Succeed())
 	})
 
 	It("forgets a PlacementManifestWork deleted with its finalizer removed by hand: no metric series stays", func() {
-		clusters := newClusters(1)
+		clusters := fw.NewClusters(1)
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		decide(ns, "p", "p-decision-1", clusters...)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("forced", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		delivered(pmw, clusters)
 		series := map[string]string{"namespace": ns, "name": "forced"}
-		Eventually(func() float64 { return gauge("placementmanifestwork_manifestworks", series) }, timeout, interval).Should(BeEquivalentTo(1))
+		Eventually(func() float64 { return fw.Gauge("placementmanifestwork_manifestworks", series) }, timeout, interval).Should(BeEquivalentTo(1))
 
 		Eventually(func(g Gomega) {
 			cur := &workv1alpha1.PlacementManifestWork{}
@@ -225,36 +225,36 @@ var _ = Describe("Placement briefly unknown", func() {
 			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
 		}, timeout, interval).Should(Succeed())
 		Expect(k8s.Delete(ctx, pmw)).To(Succeed())
-		Eventually(func() float64 { return gauge("placementmanifestwork_manifestworks", series) }, timeout, interval).Should(BeEquivalentTo(-1))
+		Eventually(func() float64 { return fw.Gauge("placementmanifestwork_manifestworks", series) }, timeout, interval).Should(BeEquivalentTo(-1))
 		Eventually(func() float64 {
-			return gauge("placementmanifestwork_clusters", map[string]string{"namespace": ns, "name": "forced", "health": "progressing"})
+			return fw.Gauge("placementmanifestwork_clusters", map[string]string{"namespace": ns, "name": "forced", "health": "progressing"})
 		}, timeout, interval).Should(BeEquivalentTo(-1))
 	})
 
 	It("keeps the works while the decisions drop to nothing for a moment, and removes them once that lasts beyond the move timeout", func() {
-		clusters := newClusters(2)
+		clusters := fw.NewClusters(2)
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		decide(ns, "p", "p-decision-1", clusters...)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		pmw.Spec.MoveStrategy = &workv1alpha1.MoveStrategy{Type: workv1alpha1.MoveMakeBeforeBreak, Timeout: &metav1.Duration{Duration: 3 * settleTimeout}}
 		before := delivered(pmw, clusters)
 
 		// A ManagedClusterSetBinding re-created, say: the placement controller decides nothing, then decides again.
-		decide(ns, "p", "p-decision-1")
+		fw.Decide(ns, "p", "p-decision-1")
 		Eventually(func(g Gomega) {
-			got := getPMW(g, pmw)
+			got := fw.Current(g, pmw)
 			g.Expect(got.Status.LeavingClusters).To(BeEquivalentTo(2))
 		}, timeout, interval).Should(Succeed())
 		Consistently(func(g Gomega) { g.Expect(uids(g, pmw)).To(Equal(before)) }, settleTimeout, interval).Should(Succeed())
-		decide(ns, "p", "p-decision-1", clusters...)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		Eventually(func(g Gomega) {
-			g.Expect(getPMW(g, pmw).Status.LeavingClusters).To(BeZero())
+			g.Expect(fw.Current(g, pmw).Status.LeavingClusters).To(BeZero())
 			g.Expect(uids(g, pmw)).To(Equal(before))
 		}, timeout, interval).Should(Succeed())
 
 		// Nothing decided for longer than the move timeout is the user's intent: the works go.
 		start := time.Now()
-		decide(ns, "p", "p-decision-1")
+		fw.Decide(ns, "p", "p-decision-1")
 		Eventually(func(g Gomega) { g.Expect(uids(g, pmw)).To(BeEmpty()) }, timeout, interval).Should(Succeed())
 		Expect(time.Since(start)).To(BeNumerically(">=", 3*settleTimeout-time.Second))
 	})

@@ -30,7 +30,7 @@ var _ = Describe("Rollout, failover and moves", func() {
 
 	BeforeEach(func() {
 		ctx = context.Background()
-		ns = newNamespace("rollout")
+		ns = fw.NewNamespace("rollout")
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
 	})
 
@@ -101,8 +101,8 @@ var _ = Describe("Rollout, failover and moves", func() {
 	}
 
 	It("rolls a template change out one cluster at a time with Progressive maxConcurrency 1", func() {
-		clusters := newClusters(3)
-		decide(ns, "p", "p-decision-1", clusters...)
+		clusters := fw.NewClusters(3)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		one := intstr.FromInt32(1)
 		pmw := framework.MakePMW("progressive", ns).Placement("p").
 			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
@@ -121,7 +121,7 @@ var _ = Describe("Rollout, failover and moves", func() {
 			available(pmw, c, T)
 		}
 		Eventually(func(g Gomega) {
-			cur := getPMW(g, pmw)
+			cur := fw.Current(g, pmw)
 			g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, workv1alpha1.ConditionRolloutComplete)).To(BeTrue())
 			g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, workv1alpha1.ConditionReady)).To(BeTrue())
 		}, timeout, interval).Should(Succeed())
@@ -135,7 +135,7 @@ var _ = Describe("Rollout, failover and moves", func() {
 				}
 			}, "500ms", interval).Should(Succeed())
 			Eventually(func(g Gomega) {
-				cur := getPMW(g, pmw)
+				cur := fw.Current(g, pmw)
 				g.Expect(cur.Status.Rollout).NotTo(BeNil())
 				g.Expect(cur.Status.Rollout.Updated).To(BeEquivalentTo(i + 1))
 				c := meta.FindStatusCondition(cur.Status.Conditions, workv1alpha1.ConditionRolloutComplete)
@@ -154,15 +154,15 @@ var _ = Describe("Rollout, failover and moves", func() {
 			available(pmw, c, T)
 		}
 		Eventually(func(g Gomega) {
-			cur := getPMW(g, pmw)
+			cur := fw.Current(g, pmw)
 			g.Expect(cur.Status.Rollout.Succeeded).To(BeEquivalentTo(3))
 			g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, workv1alpha1.ConditionRolloutComplete)).To(BeTrue())
 		}, timeout, interval).Should(Succeed())
 	})
 
 	It("stops a progressive rollout on a failure beyond maxFailures and says so", func() {
-		clusters := newClusters(3)
-		decide(ns, "p", "p-decision-1", clusters...)
+		clusters := fw.NewClusters(3)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("stop", ns).Placement("p").
 			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
 		pmw.Spec.RolloutStrategy = &clusterv1alpha1.RolloutStrategy{
@@ -174,7 +174,7 @@ var _ = Describe("Rollout, failover and moves", func() {
 		available(pmw, clusters[0], F) // the first cluster fails to apply
 
 		Eventually(func(g Gomega) {
-			cur := getPMW(g, pmw)
+			cur := fw.Current(g, pmw)
 			c := meta.FindStatusCondition(cur.Status.Conditions, workv1alpha1.ConditionRolloutComplete)
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonRolloutMaxFailures))
@@ -188,8 +188,8 @@ var _ = Describe("Rollout, failover and moves", func() {
 	})
 
 	It("moves a degraded cluster's share after the grace period and gives it back after recovery", func() {
-		clusters := newClusters(2)
-		decide(ns, "p", "p-decision-1", clusters...)
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("failover", ns).Placement("p").
 			Manifest(framework.Deployment("web", "default", 4)).
 			Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default", Type: workv1alpha1.DistributionSplit,
@@ -208,7 +208,7 @@ var _ = Describe("Rollout, failover and moves", func() {
 		report(clusters[0], true)
 		report(clusters[1], true)
 		Eventually(func(g Gomega) {
-			g.Expect(getPMW(g, pmw).Status.PlacedManifestWorkSummary.Available).To(BeEquivalentTo(2))
+			g.Expect(fw.Current(g, pmw).Status.PlacedManifestWorkSummary.Available).To(BeEquivalentTo(2))
 		}, timeout, interval).Should(Succeed())
 
 		// clusters[1] degrades: after the grace period clusters[0] carries all 4, and clusters[1] keeps its 2.
@@ -216,7 +216,7 @@ var _ = Describe("Rollout, failover and moves", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(replicas(g, clusters[0])).To(BeEquivalentTo(4))
 			g.Expect(replicas(g, clusters[1])).To(BeEquivalentTo(2))
-			cur := getPMW(g, pmw)
+			cur := fw.Current(g, pmw)
 			g.Expect(cur.Status.FailedOverClusters).To(BeEquivalentTo(1))
 			g.Expect(cur.Status.Splits[0].FailedOver).To(BeEquivalentTo(2))
 		}, 3*timeout, interval).Should(Succeed())
@@ -227,13 +227,13 @@ var _ = Describe("Rollout, failover and moves", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(replicas(g, clusters[0])).To(BeEquivalentTo(2))
 			g.Expect(replicas(g, clusters[1])).To(BeEquivalentTo(2))
-			g.Expect(getPMW(g, pmw).Status.FailedOverClusters).To(BeZero())
+			g.Expect(fw.Current(g, pmw).Status.FailedOverClusters).To(BeZero())
 		}, 3*timeout, interval).Should(Succeed())
 	})
 
 	It("fails a cluster over under a progressive rollout, even one held on an earlier template or stopped by maxFailures", func() {
-		clusters := newClusters(2)
-		decide(ns, "p", "p-decision-1", clusters...)
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		deployment := func(image string) *workv1alpha1.PlacementManifestWork {
 			d := framework.Deployment("web", "default", 4)
 			d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"] = image
@@ -254,7 +254,7 @@ var _ = Describe("Rollout, failover and moves", func() {
 			report(c, true)
 		}
 		Eventually(func(g Gomega) {
-			g.Expect(meta.IsStatusConditionTrue(getPMW(g, pmw).Status.Conditions, workv1alpha1.ConditionReady)).To(BeTrue())
+			g.Expect(meta.IsStatusConditionTrue(fw.Current(g, pmw).Status.Conditions, workv1alpha1.ConditionReady)).To(BeTrue())
 		}, timeout, interval).Should(Succeed())
 
 		// A new image: the rollout takes one cluster, which never becomes available, so the other is held on
@@ -267,7 +267,7 @@ var _ = Describe("Rollout, failover and moves", func() {
 		}, timeout, interval).Should(Succeed())
 		var updated, held string
 		Eventually(func(g Gomega) {
-			cur := getPMW(g, pmw)
+			cur := fw.Current(g, pmw)
 			g.Expect(cur.Status.Rollout).NotTo(BeNil())
 			g.Expect(cur.Status.Rollout.Updated).To(BeEquivalentTo(1))
 		}, timeout, interval).Should(Succeed())
@@ -286,7 +286,7 @@ var _ = Describe("Rollout, failover and moves", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(replicas(g, updated)).To(BeEquivalentTo(4))
 			g.Expect(replicas(g, held)).To(BeEquivalentTo(2), "the held cluster keeps its work as it was")
-			cur := getPMW(g, pmw)
+			cur := fw.Current(g, pmw)
 			g.Expect(cur.Status.FailedOverClusters).To(BeEquivalentTo(1))
 			g.Expect(cur.Status.FailedOver).To(ConsistOf(HaveField("Cluster", held)))
 			g.Expect(cur.Status.Splits).To(HaveLen(1))
@@ -296,8 +296,8 @@ var _ = Describe("Rollout, failover and moves", func() {
 	})
 
 	It("keeps every condition at the current generation when the template becomes invalid", func() {
-		clusters := newClusters(2)
-		decide(ns, "p", "p-decision-1", clusters...)
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("invalid", ns).Placement("p").Manifest(framework.Deployment("web", "default", 4)).
 			Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default", Type: workv1alpha1.DistributionSplit,
 				Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}}).Obj()
@@ -305,7 +305,7 @@ var _ = Describe("Rollout, failover and moves", func() {
 			Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)}}
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) {
-			cur := getPMW(g, pmw)
+			cur := fw.Current(g, pmw)
 			g.Expect(cur.Status.Splits).To(HaveLen(1))
 			g.Expect(cur.Status.Rollout).NotTo(BeNil())
 		}, timeout, interval).Should(Succeed())
@@ -317,7 +317,7 @@ var _ = Describe("Rollout, failover and moves", func() {
 			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
 		}, timeout, interval).Should(Succeed())
 		Eventually(func(g Gomega) {
-			cur := getPMW(g, pmw)
+			cur := fw.Current(g, pmw)
 			for _, c := range cur.Status.Conditions {
 				g.Expect(c.ObservedGeneration).To(Equal(cur.Generation), "condition %s", c.Type)
 			}
@@ -328,8 +328,8 @@ var _ = Describe("Rollout, failover and moves", func() {
 	})
 
 	It("keeps a leaving cluster's work until the joining cluster is available (make before break)", func() {
-		clusters := newClusters(2)
-		decide(ns, "p", "p-decision-1", clusters[0])
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters[0])
 		pmw := framework.MakePMW("move", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) { g.Expect(hasWork(pmw, clusters[0])).To(BeTrue()) }, timeout, interval).Should(Succeed())
@@ -337,35 +337,35 @@ var _ = Describe("Rollout, failover and moves", func() {
 
 		leavingWork := manifestwork.WorkName(manifestwork.Owner(pmw))
 		writesToLeaving := func() []framework.Write {
-			return recorder.Writes(func(w framework.Write) bool {
+			return mgr.Recorder.Writes(func(w framework.Write) bool {
 				return w.Kind == "ManifestWork" && w.Namespace == clusters[0] && w.Name == leavingWork
 			})
 		}
 		before := len(writesToLeaving())
-		decide(ns, "p", "p-decision-1", clusters[1]) // the workload moves from clusters[0] to clusters[1]
+		fw.Decide(ns, "p", "p-decision-1", clusters[1]) // the workload moves from clusters[0] to clusters[1]
 		Eventually(func(g Gomega) {
 			g.Expect(hasWork(pmw, clusters[1])).To(BeTrue())
-			g.Expect(getPMW(g, pmw).Status.LeavingClusters).To(BeEquivalentTo(1))
+			g.Expect(fw.Current(g, pmw).Status.LeavingClusters).To(BeEquivalentTo(1))
 		}, timeout, interval).Should(Succeed())
 		Consistently(func() bool { return hasWork(pmw, clusters[0]) }, "1s", interval).Should(BeTrue())
 
 		available(pmw, clusters[1], T)
 		Eventually(func(g Gomega) {
 			g.Expect(hasWork(pmw, clusters[0])).To(BeFalse())
-			g.Expect(getPMW(g, pmw).Status.LeavingClusters).To(BeZero())
+			g.Expect(fw.Current(g, pmw).Status.LeavingClusters).To(BeZero())
 		}, timeout, interval).Should(Succeed())
 		// Keeping the leaving work costs no write to it: its one write is the delete.
 		Expect(writesToLeaving()[before:]).To(ConsistOf(framework.Write{Verb: "delete", Kind: "ManifestWork", Namespace: clusters[0], Name: leavingWork}))
 	})
 
 	It("removes a leaving cluster's work once the move timeout passes", func() {
-		clusters := newClusters(2)
-		decide(ns, "p", "p-decision-1", clusters[0])
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters[0])
 		pmw := framework.MakePMW("timeout", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		pmw.Spec.MoveStrategy = &workv1alpha1.MoveStrategy{Type: workv1alpha1.MoveMakeBeforeBreak, Timeout: &metav1.Duration{Duration: 2 * time.Second}}
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) { g.Expect(hasWork(pmw, clusters[0])).To(BeTrue()) }, timeout, interval).Should(Succeed())
-		decide(ns, "p", "p-decision-1", clusters[1]) // clusters[1] never becomes available
+		fw.Decide(ns, "p", "p-decision-1", clusters[1]) // clusters[1] never becomes available
 		Eventually(func(g Gomega) { g.Expect(hasWork(pmw, clusters[1])).To(BeTrue()) }, timeout, interval).Should(Succeed())
 		Eventually(func() bool { return hasWork(pmw, clusters[0]) }, timeout, interval).Should(BeFalse())
 	})

@@ -40,7 +40,7 @@ import (
 var _ = Describe("PlacementManifestWork schema", func() {
 	It("admits nothing the manager cannot decode, at any leaf of spec or status", func() {
 		ctx := context.Background()
-		ns := newNamespace("schema")
+		ns := fw.NewNamespace("schema")
 		root := crdSchema()
 		props := root["properties"].(map[string]any)
 
@@ -163,7 +163,7 @@ var _ = Describe("PlacementManifestWork schema messages", func() {
 			for k, v := range fields {
 				Expect(unstructured.SetNestedField(pmw.Object, v, "spec", k)).To(Succeed())
 			}
-			pmw.SetNamespace(newNamespace("messages"))
+			pmw.SetNamespace(fw.NewNamespace("messages"))
 			err := k8s.Create(context.Background(), pmw, client.DryRunAll)
 			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
 			Expect(err.Error()).To(ContainSubstring(message))
@@ -533,7 +533,7 @@ type schemaWriter struct {
 
 func newSchemaWriter(ns string) *schemaWriter {
 	codecs := serializer.NewCodecFactory(controllers.Scheme())
-	c := rest.CopyConfig(cfg)
+	c := rest.CopyConfig(fw.Config)
 	c.GroupVersion = &workv1alpha1.GroupVersion
 	c.APIPath = "/apis"
 	c.NegotiatedSerializer = codecs.WithoutConversion()

@@ -28,7 +28,7 @@ var _ = Describe("Split distribution", func() {
 
 	BeforeEach(func() {
 		ctx = context.Background()
-		ns = newNamespace("split")
+		ns = fw.NewNamespace("split")
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
 	})
 
@@ -37,8 +37,8 @@ var _ = Describe("Split distribution", func() {
 	}
 
 	It("divides 3 replicas 2/1, then 1/1/1 when a cluster joins, and keeps the sum when one leaves", func() {
-		clusters := newClusters(3)
-		decide(ns, "p", "p-decision-1", clusters[0], clusters[1])
+		clusters := fw.NewClusters(3)
+		fw.Decide(ns, "p", "p-decision-1", clusters[0], clusters[1])
 		pmw := framework.MakePMW("web", ns).Placement("p").
 			Manifest(framework.Deployment("web", "default", 3)).
 			Manifest(framework.ConfigMap("web", "default", map[string]string{"k": "v"})).
@@ -52,7 +52,7 @@ var _ = Describe("Split distribution", func() {
 			got := shares(g, pmw, "Deployment", "spec", "replicas")
 			g.Expect(got).To(HaveLen(2))
 			g.Expect([]int64{got[clusters[0]], got[clusters[1]]}).To(ConsistOf(int64(2), int64(1)))
-			st := getPMW(g, pmw).Status
+			st := fw.Current(g, pmw).Status
 			g.Expect(st.Splits).To(HaveLen(1))
 			g.Expect(st.Splits[0]).To(haveSplit(3, 3, 0))
 			c := meta.FindStatusCondition(st.Conditions, workv1alpha1.ConditionDistributed)
@@ -72,14 +72,14 @@ var _ = Describe("Split distribution", func() {
 			}
 		}, timeout, interval).Should(Succeed())
 
-		decide(ns, "p", "p-decision-1", clusters...)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		Eventually(func(g Gomega) {
 			g.Expect(shares(g, pmw, "Deployment", "spec", "replicas")).To(Equal(map[string]int64{
 				clusters[0]: 1, clusters[1]: 1, clusters[2]: 1,
 			}))
 		}, timeout, interval).Should(Succeed())
 
-		decide(ns, "p", "p-decision-1", clusters[1], clusters[2])
+		fw.Decide(ns, "p", "p-decision-1", clusters[1], clusters[2])
 		Eventually(func(g Gomega) {
 			got := shares(g, pmw, "Deployment", "spec", "replicas")
 			g.Expect(got).To(HaveLen(2))
@@ -88,8 +88,8 @@ var _ = Describe("Split distribution", func() {
 	})
 
 	It("splits .spec.parallelism of a Job: 4 over 2 clusters gives 2 and 2", func() {
-		clusters := newClusters(2)
-		decide(ns, "p", "p-decision-1", clusters...)
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("job", ns).Placement("p").
 			Manifest(framework.Job("crunch", "default", 4)).
 			Strategy(splitOf("crunch", workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance, FieldPath: ".spec.parallelism"})).Obj()
@@ -100,8 +100,8 @@ var _ = Describe("Split distribution", func() {
 	})
 
 	It("reports replicas that exceed limitRange.max as unplaced", func() {
-		clusters := newClusters(2)
-		decide(ns, "p", "p-decision-1", clusters...)
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("capped", ns).Placement("p").
 			Manifest(framework.Deployment("web", "default", 7)).
 			Strategy(splitOf("web", workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance,
@@ -109,7 +109,7 @@ var _ = Describe("Split distribution", func() {
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(shares(g, pmw, "Deployment", "spec", "replicas")).To(Equal(map[string]int64{clusters[0]: 3, clusters[1]: 3}))
-			st := getPMW(g, pmw).Status
+			st := fw.Current(g, pmw).Status
 			g.Expect(st.Splits).To(HaveLen(1))
 			g.Expect(st.Splits[0]).To(haveSplit(7, 6, 1))
 			c := meta.FindStatusCondition(st.Conditions, workv1alpha1.ConditionDistributed)
@@ -120,8 +120,8 @@ var _ = Describe("Split distribution", func() {
 	})
 
 	It("keeps the delivered works when the split field becomes invalid, and says which manifest and path", func() {
-		clusters := newClusters(2)
-		decide(ns, "p", "p-decision-1", clusters...)
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("broken", ns).Placement("p").
 			Manifest(framework.Deployment("web", "default", 4)).
 			Strategy(splitOf("web", workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance})).Obj()
@@ -131,12 +131,12 @@ var _ = Describe("Split distribution", func() {
 		}, timeout, interval).Should(Succeed())
 
 		Eventually(func(g Gomega) {
-			cur := getPMW(g, pmw)
+			cur := fw.Current(g, pmw)
 			cur.Spec.DistributionStrategy[0].Split.FieldPath = ".spec.shards"
 			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
 		}, timeout, interval).Should(Succeed())
 		Eventually(func(g Gomega) {
-			cur := getPMW(g, pmw)
+			cur := fw.Current(g, pmw)
 			g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
 			c := meta.FindStatusCondition(cur.Status.Conditions, workv1alpha1.ConditionDistributed)
 			g.Expect(c).NotTo(BeNil())
@@ -149,12 +149,12 @@ var _ = Describe("Split distribution", func() {
 	})
 
 	It("weighs clusters by label with Weighted and follows label changes", func() {
-		clusters := newClusters(2)
+		clusters := fw.NewClusters(2)
 		for i, c := range clusters {
 			mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: c, Labels: map[string]string{"tier": []string{"big", "small"}[i]}}}
 			Expect(k8s.Create(ctx, mc)).To(Succeed())
 		}
-		decide(ns, "p", "p-decision-1", clusters...)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("weighted", ns).Placement("p").
 			Manifest(framework.Deployment("web", "default", 8)).
 			Strategy(splitOf("web", workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitWeighted, Weights: []workv1alpha1.ClusterWeight{
@@ -176,8 +176,8 @@ var _ = Describe("Split distribution", func() {
 	})
 
 	It("weighs clusters by their AddOnPlacementScore and re-divides when scores change", func() {
-		clusters := newClusters(2)
-		decide(ns, "p", "p-decision-1", clusters...)
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		setScore := func(cluster string, value int32) {
 			score := &clusterv1alpha1.AddOnPlacementScore{ObjectMeta: metav1.ObjectMeta{Name: "resource-usage", Namespace: cluster}}
 			if err := k8s.Create(ctx, score); apierrors.IsAlreadyExists(err) {

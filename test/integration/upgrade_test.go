@@ -22,7 +22,7 @@ import (
 var _ = Describe("A spec stored before the CRD refused it", func() {
 	It("decodes with its problem named and blocks no other PlacementManifestWork", func() {
 		ctx := context.Background()
-		ns := newNamespace("upgrade")
+		ns := fw.NewNamespace("upgrade")
 
 		By("installing a CRD that admits any moveStrategy.timeout, as the CRD before this release did")
 		strict := pmwCRD(ctx)
@@ -34,9 +34,9 @@ var _ = Describe("A spec stored before the CRD refused it", func() {
 		Expect(k8s.Update(ctx, loose)).To(Succeed())
 		DeferCleanup(func() { restoreCRD(ctx, strict) })
 
-		clusters := newClusters(2)
+		clusters := fw.NewClusters(2)
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		decide(ns, "p", "p-decision-1", clusters...)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		bad := framework.MakePMW("bad", ns).Placement("p").Manifest(framework.ConfigMap("c", ns, nil)).Obj()
 		bad.Spec.MoveStrategy = &workv1alpha1.MoveStrategy{Type: workv1alpha1.MoveMakeBeforeBreak}
 		// The spec the user sets later: another template, and a timeout the old CRD admitted.
@@ -45,7 +45,7 @@ var _ = Describe("A spec stored before the CRD refused it", func() {
 		Expect(k8s.Create(ctx, bad)).To(Succeed())
 		delivered := map[string]types.UID{}
 		Eventually(func(g Gomega) {
-			for c, w := range worksOf(g, bad) {
+			for c, w := range fw.WorksByCluster(g, bad) {
 				delivered[c] = w.UID
 			}
 			g.Expect(delivered).To(HaveLen(2))
@@ -88,7 +88,7 @@ var _ = Describe("A spec stored before the CRD refused it", func() {
 			cached := &workv1alpha1.PlacementManifestWorkList{}
 			g.Expect(mgr.GetCache().List(ctx, cached, client.InNamespace(ns))).To(Succeed())
 			g.Expect(cached.Items).To(HaveLen(2))
-			getPMW(g, good) // its status describes its current generation
+			fw.Current(g, good) // its status describes its current generation
 		}, timeout, interval).Should(Succeed())
 
 		By("writing the bad one's metadata and status is still admitted, and keeps its stored spec")
@@ -113,13 +113,13 @@ var _ = Describe("A spec stored before the CRD refused it", func() {
 
 		By("the manager reports the bad one's problem on its own status and keeps its delivered works as they were")
 		Eventually(func(g Gomega) {
-			c := condition(g, bad, workv1alpha1.ConditionStalled)
+			c := fw.Condition(g, bad, workv1alpha1.ConditionStalled)
 			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonInvalidSpec))
 			g.Expect(c.Message).To(ContainSubstring(`spec.moveStrategy.timeout: time: unknown unit "d"`))
 		}, timeout, interval).Should(Succeed())
 		Consistently(func(g Gomega) {
-			works := worksOf(g, bad)
+			works := fw.WorksByCluster(g, bad)
 			g.Expect(works).To(HaveLen(2))
 			for c, w := range works {
 				g.Expect(w.UID).To(Equal(delivered[c]))

@@ -30,7 +30,7 @@ var _ = Describe("PlacementManifestWork schema validation", func() {
 
 	DescribeTable("rejects invalid objects with a message that says what is wrong",
 		func(pmw *workv1alpha1.PlacementManifestWork, message string) {
-			pmw.Namespace = newNamespace("valid")
+			pmw.Namespace = fw.NewNamespace("valid")
 			err := k8s.Create(context.Background(), pmw, client.DryRunAll)
 			Expect(err).To(HaveOccurred())
 			Expect(err.Error()).To(ContainSubstring(message))
@@ -86,12 +86,12 @@ var _ = Describe("PlacementManifestWork schema validation", func() {
 			Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default", Kind: "ConfigMap", Type: workv1alpha1.DistributionReplicate}).
 			Strategy(split(&workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance})).Obj()
 		pmw.Spec.DistributionStrategy[1].Kind = "Deployment"
-		pmw.Namespace = newNamespace("valid")
+		pmw.Namespace = fw.NewNamespace("valid")
 		Expect(k8s.Create(context.Background(), pmw, client.DryRunAll)).To(Succeed())
 	})
 
 	It("accepts every sample in config/samples", func() {
-		ns := newNamespace("samples")
+		ns := fw.NewNamespace("samples")
 		files, err := filepath.Glob(filepath.Join(envhub.RepoRoot(), "config", "samples", "work_*.yaml"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(files).NotTo(BeEmpty())

@@ -15,6 +15,7 @@ import (
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework/suite"
 )
 
 // OCM lets a work agent edit its own ManifestWork (it adds finalizers). Whatever it writes there affects its
@@ -23,7 +24,7 @@ var _ = Describe("A work agent", func() {
 	// replicas reads each cluster's Deployment replicas from the PMW's works.
 	replicas := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork) map[string]int64 {
 		out := map[string]int64{}
-		for _, w := range worksOf(g, pmw) {
+		for _, w := range fw.WorksOf(g, pmw) {
 			obj := map[string]any{}
 			g.Expect(json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &obj)).To(Succeed())
 			out[w.Namespace] = int64(obj["spec"].(map[string]any)["replicas"].(float64))
@@ -41,22 +42,22 @@ var _ = Describe("A work agent", func() {
 	}
 
 	It("cannot take other clusters' replicas by forging its work's shares, before or after a restart", func(ctx SpecContext) {
-		ns := newNamespace("forged")
-		clusters := newClusters(3)
+		ns := fw.NewNamespace("forged")
+		clusters := fw.NewClusters(3)
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		decide(ns, "p", "p-decision-1", clusters...)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		// 6 replicas, at least 3 per cluster that gets any: two clusters get 3, one gets none. Which one is
 		// left out follows the previous shares first, so a forged previous share would win the place.
 		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.Deployment("web", "default", 6)).
 			Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default", Type: workv1alpha1.DistributionSplit,
 				Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance, LimitRange: &workv1alpha1.LimitRange{Min: ptr.To[int32](3)}}}).Obj()
-		first := startManager(managerOptions{name: "forged-1"})
+		first := fw.StartManager(suite.ManagerOptions{Name: "forged-1"})
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		var before map[string]int64
 		Eventually(func(g Gomega) {
 			before = replicas(g, pmw)
 			g.Expect(before).To(HaveLen(3))
-			g.Expect(current(g, pmw).Status.Splits).To(HaveLen(1))
+			g.Expect(fw.Current(g, pmw).Status.Splits).To(HaveLen(1))
 		}, timeout, interval).Should(Succeed())
 		var outsider string
 		for c, n := range before {
@@ -72,25 +73,25 @@ var _ = Describe("A work agent", func() {
 		Consistently(func(g Gomega) { g.Expect(replicas(g, pmw)).To(Equal(before)) }, "2s", interval).Should(Succeed())
 
 		// A restarted manager has no record of its own: it must not take the forged annotation for one.
-		first.stop()
-		startManager(managerOptions{name: "forged-2"})
+		first.Stop()
+		fw.StartManager(suite.ManagerOptions{Name: "forged-2"})
 		Consistently(func(g Gomega) { g.Expect(replicas(g, pmw)).To(Equal(before)) }, "3s", interval).Should(Succeed())
-		deletePMW(pmw, timeout)
+		fw.DeletePMW(pmw, timeout)
 	}, SpecTimeout(4*timeout))
 
 	It("that removes its work's UID annotation blocks only its own cluster, and never stalls the PlacementManifestWork", func(ctx SpecContext) {
-		ns := newNamespace("unowned")
-		clusters := newClusters(3)
+		ns := fw.NewNamespace("unowned")
+		clusters := fw.NewClusters(3)
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		decide(ns, "p", "p-decision-1", clusters...)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
-		startManager(managerOptions{name: "unowned"})
+		fw.StartManager(suite.ManagerOptions{Name: "unowned"})
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
-		Eventually(func(g Gomega) { g.Expect(worksOf(g, pmw)).To(HaveLen(3)) }, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) { g.Expect(fw.WorksOf(g, pmw)).To(HaveLen(3)) }, timeout, interval).Should(Succeed())
 
 		agentEdits(ctx, pmw, clusters[0], func(a map[string]string) { delete(a, workv1alpha1.AnnotationOwnerUID) })
 		Eventually(func(g Gomega) {
-			got := current(g, pmw)
+			got := fw.Current(g, pmw)
 			g.Expect(meta.IsStatusConditionFalse(got.Status.Conditions, workv1alpha1.ConditionStalled)).To(BeTrue(), "not Stalled")
 			g.Expect(got.Status.PlacedManifestWorkSummary.Degraded).To(BeEquivalentTo(1))
 			g.Expect(got.Status.UnhealthyClusters).To(ContainElement(workv1alpha1.ClusterHealth{Cluster: clusters[0], State: "Degraded",
@@ -103,7 +104,7 @@ var _ = Describe("A work agent", func() {
 		Eventually(func(g Gomega) {
 			err := k8s.Get(ctx, client.ObjectKeyFromObject(pmw), &workv1alpha1.PlacementManifestWork{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the PlacementManifestWork is gone")
-			left := worksOf(g, pmw)
+			left := fw.WorksOf(g, pmw)
 			g.Expect(left).To(HaveLen(1))
 			g.Expect(left[0].Namespace).To(Equal(clusters[0]))
 			g.Expect(left[0].DeletionTimestamp).To(BeNil())

@@ -18,6 +18,7 @@ import (
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework/suite"
 )
 
 // newManagedCluster registers a ManagedCluster that reports itself available, as a joined cluster does.
@@ -39,26 +40,26 @@ var _ = Describe("Clusters that go away", func() {
 	appliedAndAvailable := map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T}
 
 	It("drops a cluster deleted from the hub while it holds a work: its work goes, the count drops, nothing errors", func(ctx SpecContext) {
-		ns := newNamespace("gone")
-		clusters := newClusters(3)
+		ns := fw.NewNamespace("gone")
+		clusters := fw.NewClusters(3)
 		mcs := make([]*clusterv1.ManagedCluster, 0, len(clusters))
 		for _, c := range clusters {
 			mcs = append(mcs, newManagedCluster(c))
 		}
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		decide(ns, "p", "p-decision-1", clusters...)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		// The default move strategy, make before break: a leaving cluster's work is removed once no decided
 		// cluster is still progressing.
 		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
-		startManager(managerOptions{name: "gone"})
+		fw.StartManager(suite.ManagerOptions{Name: "gone"})
 
 		Eventually(func(g Gomega) {
-			g.Expect(worksOf(g, pmw)).To(HaveLen(3))
+			g.Expect(fw.WorksOf(g, pmw)).To(HaveLen(3))
 		}, timeout, interval).Should(Succeed())
 		// The agents apply the works, and hold them with their finalizer.
 		for _, c := range clusters {
-			agentReports(pmw, c, appliedAndAvailable)
+			fw.AgentReports(pmw, c, appliedAndAvailable)
 		}
 		Eventually(func(g Gomega) {
 			w := &workv1.ManifestWork{}
@@ -67,20 +68,20 @@ var _ = Describe("Clusters that go away", func() {
 			g.Expect(k8s.Update(ctx, w)).To(Succeed())
 		}, timeout, interval).Should(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(condition(g, pmw, workv1alpha1.ConditionReady).Status).To(Equal(T))
-			g.Expect(current(g, pmw).Status.PlacedManifestWorkSummary.Available).To(BeEquivalentTo(3))
+			g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionReady).Status).To(Equal(T))
+			g.Expect(fw.Current(g, pmw).Status.PlacedManifestWorkSummary.Available).To(BeEquivalentTo(3))
 		}, timeout, interval).Should(Succeed())
 
 		// What OCM does when the third cluster is detached: the placement controller drops it from the
 		// decisions, then the ManagedCluster and the cluster namespace are deleted. (envtest runs no namespace
 		// controller, so the namespace stays Terminating with its objects, as it does on a hub until they are
 		// cleaned up; the agent is gone and never removes its finalizer.)
-		decide(ns, "p", "p-decision-1", clusters[0], clusters[1])
+		fw.Decide(ns, "p", "p-decision-1", clusters[0], clusters[1])
 		Expect(k8s.Delete(ctx, mcs[2])).To(Succeed())
 		Expect(k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: clusters[2]}})).To(Succeed())
 
 		Eventually(func(g Gomega) {
-			got := current(g, pmw)
+			got := fw.Current(g, pmw)
 			g.Expect(got.Status.PlacedManifestWorkSummary).To(Equal(workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 2, Available: 2}))
 			g.Expect(got.Status.LeavingClusters).To(BeZero())
 			ready := meta.FindStatusCondition(got.Status.Conditions, workv1alpha1.ConditionReady)
@@ -95,14 +96,14 @@ var _ = Describe("Clusters that go away", func() {
 
 		// Nothing errors forever: the reconciles stop failing (a last one may still meet the Conflict of a status
 		// update made on a cache that had not yet seen the previous one, and is retried), and the status holds.
-		lastErrors, since := reconcileErrors(), time.Now()
+		lastErrors, since := fw.ReconcileErrors(), time.Now()
 		Eventually(func() time.Duration {
-			if n := reconcileErrors(); n != lastErrors {
+			if n := fw.ReconcileErrors(); n != lastErrors {
 				lastErrors, since = n, time.Now()
 			}
 			return time.Since(since)
 		}, timeout, interval).Should(BeNumerically(">=", 3*time.Second), "no reconcile has failed for 3s")
-		Expect(condition(Default, pmw, workv1alpha1.ConditionReady).Status).To(Equal(T))
+		Expect(fw.Condition(Default, pmw, workv1alpha1.ConditionReady).Status).To(Equal(T))
 
 		// OCM's cleanup of the detached cluster removes the finalizer; the work is gone and nothing changes.
 		Eventually(func(g Gomega) {
@@ -112,26 +113,26 @@ var _ = Describe("Clusters that go away", func() {
 			g.Expect(k8s.Update(ctx, w)).To(Succeed())
 		}, timeout, interval).Should(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(keys(worksByCluster(g, worksOf(g, pmw)))).To(ConsistOf(clusters[0], clusters[1]))
-			g.Expect(current(g, pmw).Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(2))
+			g.Expect(fw.WorkClusters(g, pmw)).To(ConsistOf(clusters[0], clusters[1]))
+			g.Expect(fw.Current(g, pmw).Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(2))
 		}, timeout, interval).Should(Succeed())
 
-		deletePMW(pmw, timeout)
+		fw.DeletePMW(pmw, timeout)
 	}, SpecTimeout(3*timeout))
 
 	It("reports a decided cluster without a namespace on the hub, keeps going for the others, and recovers", func(ctx SpecContext) {
-		ns := newNamespace("ghost")
-		clusters := newClusters(2)
+		ns := fw.NewNamespace("ghost")
+		clusters := fw.NewClusters(2)
 		ghost := "ghost-" + rand.String(6)
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		decide(ns, "p", "p-decision-1", clusters[0], ghost, clusters[1])
+		fw.Decide(ns, "p", "p-decision-1", clusters[0], ghost, clusters[1])
 		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
-		startManager(managerOptions{name: "ghost"})
+		fw.StartManager(suite.ManagerOptions{Name: "ghost"})
 
 		Eventually(func(g Gomega) {
-			g.Expect(keys(worksByCluster(g, worksOf(g, pmw)))).To(ConsistOf(clusters), "the other clusters get their works")
-			got := current(g, pmw)
+			g.Expect(fw.WorkClusters(g, pmw)).To(ConsistOf(clusters), "the other clusters get their works")
+			got := fw.Current(g, pmw)
 			g.Expect(got.Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(3))
 			applied := meta.FindStatusCondition(got.Status.Conditions, workv1alpha1.ConditionManifestworkApplied)
 			g.Expect(applied).NotTo(BeNil())
@@ -145,11 +146,11 @@ var _ = Describe("Clusters that go away", func() {
 		// The namespace appears (the cluster finished registering): the retries, with backoff, deliver the work.
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ghost}})).To(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(keys(worksByCluster(g, worksOf(g, pmw)))).To(ConsistOf(clusters[0], clusters[1], ghost))
-			c := condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
+			g.Expect(fw.WorkClusters(g, pmw)).To(ConsistOf(clusters[0], clusters[1], ghost))
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonWaitingForApply), c.Message)
 		}, longTimeout, interval).Should(Succeed())
 
-		deletePMW(pmw, timeout)
+		fw.DeletePMW(pmw, timeout)
 	}, SpecTimeout(2*longTimeout))
 })

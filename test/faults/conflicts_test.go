@@ -21,6 +21,7 @@ import (
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework/suite"
 )
 
 // agentFinalizer is the finalizer OCM's work agent puts on every ManifestWork it applies.
@@ -174,10 +175,10 @@ func (f *injector) wrap(c client.WithWatch) client.WithWatch {
 
 var _ = Describe("Update conflicts and transient errors", func() {
 	It("are retried with backoff until the works and status converge, and a newer status or work is never overwritten", func(ctx SpecContext) {
-		ns := newNamespace("conflicts")
-		clusters := newClusters(4)
+		ns := fw.NewNamespace("conflicts")
+		clusters := fw.NewClusters(4)
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		decide(ns, "p", "p-decision-1", clusters...)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 
 		f := newInjector(ns)
 		f.createErrs = []error{
@@ -205,14 +206,14 @@ var _ = Describe("Update conflicts and transient errors", func() {
 				return k8s.Status().Update(context.Background(), cur)
 			})
 		}
-		startManager(managerOptions{name: "conflicts", wrap: f.wrap})
+		fw.StartManager(suite.ManagerOptions{Name: "conflicts", WrapClient: f.wrap})
 
 		pmw := framework.MakePMW("web", ns).Placement("p").
 			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(keys(worksByCluster(g, worksOf(g, pmw)))).To(ConsistOf(clusters))
-			got := current(g, pmw)
+			g.Expect(fw.WorkClusters(g, pmw)).To(ConsistOf(clusters))
+			got := fw.Current(g, pmw)
 			g.Expect(got.Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(4))
 			applied := meta.FindStatusCondition(got.Status.Conditions, workv1alpha1.ConditionManifestworkApplied)
 			g.Expect(applied).NotTo(BeNil())
@@ -255,12 +256,12 @@ var _ = Describe("Update conflicts and transient errors", func() {
 			})
 		}
 		f.mu.Unlock()
-		updatePMW(pmw, func(p *workv1alpha1.PlacementManifestWork) {
+		fw.UpdatePMW(pmw, func(p *workv1alpha1.PlacementManifestWork) {
 			p.Spec.ManifestWorkTemplate = framework.MakePMW("x", ns).
 				Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "2"})).Obj().Spec.ManifestWorkTemplate
 		})
 		Eventually(func(g Gomega) {
-			works := worksByCluster(g, worksOf(g, pmw))
+			works := fw.WorksByCluster(g, pmw)
 			g.Expect(works).To(HaveLen(4))
 			for _, w := range works {
 				g.Expect(configValue(g, &w)).To(Equal("2"), "cluster %s", w.Namespace)
@@ -268,7 +269,7 @@ var _ = Describe("Update conflicts and transient errors", func() {
 			touched := f.touchedCluster()
 			g.Expect(touched).NotTo(BeEmpty())
 			g.Expect(works[touched].Finalizers).To(ContainElement(agentFinalizer), "the agent's concurrent change was kept")
-			c := condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonWaitingForApply), c.Message)
 		}, timeout, interval).Should(Succeed())
 		Expect(f.errors()).To(BeEmpty(), "the concurrent writers' own writes succeeded")
@@ -285,6 +286,6 @@ var _ = Describe("Update conflicts and transient errors", func() {
 			controllerutil.RemoveFinalizer(w, agentFinalizer)
 			g.Expect(k8s.Update(ctx, w)).To(Succeed())
 		}, timeout, interval).Should(Succeed())
-		deletePMW(pmw, timeout)
+		fw.DeletePMW(pmw, timeout)
 	}, SpecTimeout(3*timeout))
 })

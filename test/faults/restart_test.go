@@ -17,18 +17,19 @@ import (
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework/suite"
 )
 
 var _ = Describe("A manager killed in the middle of a fan-out", func() {
 	const clusterCount = 1000
 
 	It("is restarted and converges to exactly one owned work per decided cluster, with no duplicate and no orphan", func(ctx SpecContext) {
-		ns := newNamespace("fanout")
-		clusters := newClusters(clusterCount)
+		ns := fw.NewNamespace("fanout")
+		clusters := fw.NewClusters(clusterCount)
 		Expect(k8s.Create(ctx, framework.Placement("fleet", ns))).To(Succeed())
 		// OCM puts at most 100 clusters in a PlacementDecision.
 		for i := 0; i < clusterCount; i += 100 {
-			decide(ns, "fleet", fmt.Sprintf("fleet-decision-%d", i/100+1), clusters[i:i+100]...)
+			fw.Decide(ns, "fleet", fmt.Sprintf("fleet-decision-%d", i/100+1), clusters[i:i+100]...)
 		}
 		decided := map[string]bool{}
 		for _, c := range clusters {
@@ -39,7 +40,7 @@ var _ = Describe("A manager killed in the middle of a fan-out", func() {
 		// in flight. On two busy cores the poll may still come late, so A also never gets past its 900th create
 		// (it waits there until it is killed): the kill always lands mid-way.
 		var attempted atomic.Int64
-		a := startManager(managerOptions{name: "a", maxConcurrentWrites: 4, wrap: func(c client.WithWatch) client.WithWatch {
+		a := fw.StartManager(suite.ManagerOptions{Name: "a", MaxConcurrentWrites: 4, WrapClient: func(c client.WithWatch) client.WithWatch {
 			return interceptor.NewClient(c, interceptor.Funcs{
 				Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 					if _, ok := obj.(*workv1.ManifestWork); ok && attempted.Add(1) > 900 {
@@ -53,26 +54,26 @@ var _ = Describe("A manager killed in the middle of a fan-out", func() {
 		pmw := framework.MakePMW("fleet", ns).Placement("fleet").
 			Manifest(framework.ConfigMap("fleet-config", "default", map[string]string{"v": "1"})).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
-		Eventually(func() int { return len(a.workWrites()) }, longTimeout, "10ms").Should(BeNumerically(">=", 200))
-		a.stop()
+		Eventually(func() int { return len(a.WorkWrites()) }, longTimeout, "10ms").Should(BeNumerically(">=", 200))
+		a.Stop()
 
 		var left int
 		Eventually(func(g Gomega) {
-			left = len(worksByCluster(g, worksOf(g, pmw)))
+			left = len(fw.WorksByCluster(g, pmw))
 		}, timeout, interval).Should(Succeed())
 		Expect(left).To(And(BeNumerically(">", 0), BeNumerically("<", clusterCount)), "manager A was killed mid-way")
 		GinkgoWriter.Printf("manager A left %d of %d works behind\n", left, clusterCount)
 
-		b := startManager(managerOptions{name: "b"})
+		b := fw.StartManager(suite.ManagerOptions{Name: "b"})
 		Eventually(func(g Gomega) {
-			works := worksByCluster(g, worksOf(g, pmw))
+			works := fw.WorksByCluster(g, pmw)
 			g.Expect(works).To(HaveLen(clusterCount))
 			for cluster, w := range works {
 				g.Expect(decided[cluster]).To(BeTrue(), "work in undecided namespace %s", cluster)
 				g.Expect(w.Name).To(Equal(manifestwork.WorkName(manifestwork.Owner(pmw))))
 				g.Expect(w.Annotations).To(HaveKeyWithValue(workv1alpha1.AnnotationOwnerUID, string(pmw.UID)))
 			}
-			got := current(g, pmw)
+			got := fw.Current(g, pmw)
 			g.Expect(got.Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(clusterCount))
 			g.Expect(got.Status.Rollout).NotTo(BeNil())
 			g.Expect(got.Status.Rollout.Updated).To(BeEquivalentTo(clusterCount), "every cluster carries the current template")
@@ -85,14 +86,14 @@ var _ = Describe("A manager killed in the middle of a fan-out", func() {
 		// missing: when its cache lags behind its own creates, a later reconcile creates some again, gets
 		// AlreadyExists and finds them its own; see the spec below.)
 		var creates int
-		for _, w := range b.workWrites() {
+		for _, w := range b.WorkWrites() {
 			Expect(w.Verb).To(Equal("create"), "manager B %s %s/%s", w.Verb, w.Namespace, w.Name)
 			creates++
 		}
 		Expect(creates).To(BeNumerically(">=", clusterCount-left-4), "at most A's 4 in-flight creates landed after the count")
 
 		// No orphan after deletion either: every work goes, then the PlacementManifestWork.
-		deletePMW(pmw, longTimeout)
+		fw.DeletePMW(pmw, longTimeout)
 		Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(pmw), &workv1alpha1.PlacementManifestWork{}))).To(BeTrue())
 	}, SpecTimeout(2*longTimeout))
 
@@ -103,17 +104,17 @@ var _ = Describe("A manager killed in the middle of a fan-out", func() {
 	// server and counts it as its own when it carries its UID. This spec reproduces the lag deterministically:
 	// the manager's cache hides the works it creates for a few seconds.
 	It("neither writes again nor reports as foreign the works it has just created while its cache lags behind", func(ctx SpecContext) {
-		ns := newNamespace("lag")
-		clusters := newClusters(3)
+		ns := fw.NewNamespace("lag")
+		clusters := fw.NewClusters(3)
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		decide(ns, "p", "p-decision-1", clusters...)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		lag := &lagging{hidden: map[client.ObjectKey]bool{}, hiding: true}
-		m := startManager(managerOptions{name: "lag", wrap: lag.wrap, wrapCache: lag.wrapCache})
+		m := fw.StartManager(suite.ManagerOptions{Name: "lag", WrapClient: lag.wrap, WrapCache: lag.wrapCache})
 		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 
 		Eventually(func(g Gomega) {
-			g.Expect(worksOf(g, pmw)).To(HaveLen(3))
+			g.Expect(fw.WorksOf(g, pmw)).To(HaveLen(3))
 		}, timeout, interval).Should(Succeed())
 		Consistently(func(g Gomega) {
 			got := &workv1alpha1.PlacementManifestWork{}
@@ -122,7 +123,7 @@ var _ = Describe("A manager killed in the middle of a fan-out", func() {
 				"Stalled: %v", meta.FindStatusCondition(got.Status.Conditions, workv1alpha1.ConditionStalled))
 		}, "5s", interval).Should(Succeed())
 		var targets []string
-		for _, w := range m.workWrites() {
+		for _, w := range m.WorkWrites() {
 			Expect(w.Refused).To(BeEmpty(), "%s %s", w.Verb, w.Namespace)
 			targets = append(targets, w.Verb+" "+w.Namespace)
 		}
@@ -131,9 +132,9 @@ var _ = Describe("A manager killed in the middle of a fan-out", func() {
 
 		lag.release()
 		Eventually(func(g Gomega) {
-			g.Expect(condition(g, pmw, workv1alpha1.ConditionManifestworkApplied).Reason).To(Equal(workv1alpha1.ReasonWaitingForApply))
+			g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionManifestworkApplied).Reason).To(Equal(workv1alpha1.ReasonWaitingForApply))
 		}, timeout, interval).Should(Succeed())
-		deletePMW(pmw, timeout)
+		fw.DeletePMW(pmw, timeout)
 	}, SpecTimeout(3*timeout))
 })
 

@@ -11,26 +11,27 @@ import (
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework/suite"
 )
 
 var _ = Describe("Security", func() {
 	It("reaches only clusters decided for a Placement of the PlacementManifestWork's own namespace", func(ctx SpecContext) {
-		teamA, teamB := newNamespace("team-a"), newNamespace("team-b")
-		clusters := newClusters(3)
+		teamA, teamB := fw.NewNamespace("team-a"), fw.NewNamespace("team-b")
+		clusters := fw.NewClusters(3)
 		// Team A's Placement "shared" decides clusters 0 and 1.
 		Expect(k8s.Create(ctx, framework.Placement("shared", teamA))).To(Succeed())
-		decide(teamA, "shared", "shared-decision-1", clusters[0], clusters[1])
-		startManager(managerOptions{name: "scope"})
+		fw.Decide(teamA, "shared", "shared-decision-1", clusters[0], clusters[1])
+		fw.StartManager(suite.ManagerOptions{Name: "scope"})
 
 		// Team B names "shared", which exists only in team A's namespace: placementRef has no namespace field,
 		// so it resolves in team B's namespace, where it is missing. A decision labelled for "shared" in team
 		// B's namespace, with no Placement, is not read either.
-		decide(teamB, "shared", "stray-decision", clusters[2])
+		fw.Decide(teamB, "shared", "stray-decision", clusters[2])
 		borrower := framework.MakePMW("borrower", teamB).Placement("shared").
 			Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		Expect(k8s.Create(ctx, borrower)).To(Succeed())
 		Eventually(func(g Gomega) {
-			got := current(g, borrower)
+			got := fw.Current(g, borrower)
 			c := meta.FindStatusCondition(got.Status.Conditions, workv1alpha1.ConditionPlacementVerified)
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonPlacementNotFound))
@@ -38,28 +39,28 @@ var _ = Describe("Security", func() {
 			g.Expect(got.Status.PlacedManifestWorkSummary.Total).To(BeZero())
 		}, timeout, interval).Should(Succeed())
 		Consistently(func(g Gomega) {
-			g.Expect(worksOf(g, borrower)).To(BeEmpty(), "no cluster is reached")
+			g.Expect(fw.WorksOf(g, borrower)).To(BeEmpty(), "no cluster is reached")
 		}, "2s", interval).Should(Succeed())
 
 		// Team B's own Placement "shared" decides cluster 2; team A's decisions of the same name do not leak in.
 		Expect(k8s.Create(ctx, framework.Placement("shared", teamB))).To(Succeed())
-		decide(teamB, "shared", "stray-decision", clusters[2])
+		fw.Decide(teamB, "shared", "stray-decision", clusters[2])
 		Eventually(func(g Gomega) {
-			g.Expect(keys(worksByCluster(g, worksOf(g, borrower)))).To(ConsistOf(clusters[2]))
-			g.Expect(current(g, borrower).Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(1))
+			g.Expect(fw.WorkClusters(g, borrower)).To(ConsistOf(clusters[2]))
+			g.Expect(fw.Current(g, borrower).Status.PlacedManifestWorkSummary.Total).To(BeEquivalentTo(1))
 		}, timeout, interval).Should(Succeed())
 		Consistently(func(g Gomega) {
-			g.Expect(keys(worksByCluster(g, worksOf(g, borrower)))).To(ConsistOf(clusters[2]))
+			g.Expect(fw.WorkClusters(g, borrower)).To(ConsistOf(clusters[2]))
 		}, "2s", interval).Should(Succeed())
 
-		deletePMW(borrower, timeout)
+		fw.DeletePMW(borrower, timeout)
 	}, SpecTimeout(3*timeout))
 
 	It("never modifies or deletes a ManifestWork that carries its label and owner annotation but not its UID", func(ctx SpecContext) {
-		ns := newNamespace("impostor")
-		clusters := newClusters(3)
+		ns := fw.NewNamespace("impostor")
+		clusters := fw.NewClusters(3)
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		decide(ns, "p", "p-decision-1", clusters[0], clusters[1])
+		fw.Decide(ns, "p", "p-decision-1", clusters[0], clusters[1])
 		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		owner := manifestwork.Owner(pmw)
 
@@ -95,10 +96,10 @@ var _ = Describe("Security", func() {
 			}
 		}
 
-		startManager(managerOptions{name: "ownership"})
+		fw.StartManager(suite.ManagerOptions{Name: "ownership"})
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) {
-			got := current(g, pmw)
+			got := fw.Current(g, pmw)
 			applied := meta.FindStatusCondition(got.Status.Conditions, workv1alpha1.ConditionManifestworkApplied)
 			g.Expect(applied).NotTo(BeNil())
 			g.Expect(applied.Reason).To(Equal(workv1alpha1.ReasonManifestWorkConflict))
@@ -112,9 +113,9 @@ var _ = Describe("Security", func() {
 		Consistently(unchanged, "2s", interval).Should(Succeed())
 
 		// Nor when cluster 0 leaves the decisions and the PlacementManifestWork is deleted.
-		decide(ns, "p", "p-decision-1", clusters[1])
+		fw.Decide(ns, "p", "p-decision-1", clusters[1])
 		Eventually(func(g Gomega) {
-			g.Expect(condition(g, pmw, workv1alpha1.ConditionManifestworkApplied).Reason).To(Equal(workv1alpha1.ReasonWaitingForApply))
+			g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionManifestworkApplied).Reason).To(Equal(workv1alpha1.ReasonWaitingForApply))
 		}, timeout, interval).Should(Succeed())
 		Expect(k8s.Delete(ctx, pmw)).To(Succeed())
 		Eventually(func(g Gomega) {

@@ -96,7 +96,7 @@ var _ = Describe("Admission policies in config/policies", func() {
 
 	Context("executor", func() {
 		It("refuses a PlacementManifestWork without an executor, or with one its author may not execute as, and accepts one it may", func() {
-			ns := newNamespace("team", nil)
+			ns := fw.NewNamespace("team")
 			alice := user("alice", ns)
 
 			refused(alice, app("web", ns), executorPolicy, "spec.manifestWorkTemplate.executor must name a ServiceAccount")
@@ -108,13 +108,13 @@ var _ = Describe("Admission policies in config/policies", func() {
 			refused(alice, withExecutor(app("web", ns), ns, "cluster-admin-sa"), executorPolicy,
 				fmt.Sprintf("user alice may not execute as system:serviceaccount:%s:cluster-admin-sa", ns))
 			// The permission is per namespace: the same grant does not reach another team's namespace.
-			other := newNamespace("team", nil)
+			other := fw.NewNamespace("team")
 			aliceElsewhere := user("alice", other)
 			refused(aliceElsewhere, withExecutor(app("web", other), ns, "deployer"), executorPolicy, "user alice may not execute as")
 		})
 
 		It("checks whoever changes the spec, and lets writes that leave the spec alone through, such as the manager's finalizer", func(ctx SpecContext) {
-			ns := newNamespace("team", nil)
+			ns := fw.NewNamespace("team")
 			alice, bob := user("alice", ns), user("bob", ns)
 			mayExecuteAs("alice", ns, ns, "deployer")
 			pmw := withExecutor(app("web", ns), ns, "deployer")
@@ -150,7 +150,7 @@ var _ = Describe("Admission policies in config/policies", func() {
 
 	Context("allowed kinds", func() {
 		It("refuses kinds outside the allow-list, naming them, and accepts the allowed ones", func() {
-			ns := newNamespace("team", map[string]string{exemptExecutor: "exempt"})
+			ns := fw.NewNamespaceWithLabels("team", map[string]string{exemptExecutor: "exempt"})
 			alice := user("alice", ns)
 
 			accepted(alice, app("web", ns))
@@ -163,7 +163,7 @@ var _ = Describe("Admission policies in config/policies", func() {
 		})
 
 		It("follows the administrator's ConfigMap, with whole groups allowed by *.group, and refuses everything without it", func(ctx SpecContext) {
-			ns := newNamespace("team", map[string]string{exemptExecutor: "exempt"})
+			ns := fw.NewNamespaceWithLabels("team", map[string]string{exemptExecutor: "exempt"})
 			alice := user("alice", ns)
 			widget := framework.MakePMW("widget", ns).Placement("p").Manifest(map[string]any{
 				"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w", "namespace": "default"},
@@ -196,7 +196,7 @@ var _ = Describe("Admission policies in config/policies", func() {
 	})
 
 	It("do not apply in namespaces an administrator exempts", func() {
-		ns := newNamespace("platform", map[string]string{exemptExecutor: "exempt", exemptKinds: "exempt"})
+		ns := fw.NewNamespaceWithLabels("platform", map[string]string{exemptExecutor: "exempt", exemptKinds: "exempt"})
 		ops := user("ops", ns)
 		pmw := framework.MakePMW("anything", ns).Placement("p").Manifest(clusterRoleBinding()).Obj()
 		accepted(ops, pmw)

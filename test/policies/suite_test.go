@@ -21,17 +21,13 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
-	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework/suite"
 )
 
 const (
@@ -42,8 +38,7 @@ const (
 )
 
 var (
-	env *envtest.Environment
-	cfg *rest.Config
+	fw = &suite.Framework{Timeout: timeout, Interval: interval}
 	// admin is the hub administrator (system:masters).
 	admin client.Client
 	// shipped are the objects of config/policies, as applied.
@@ -56,14 +51,11 @@ func TestPolicies(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	var err error
-	env, cfg, err = framework.StartHub()
-	Expect(err).NotTo(HaveOccurred())
-	admin, err = client.New(cfg, client.Options{Scheme: controllers.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
+	fw.Init()
+	admin = fw.Client
 
 	Expect(admin.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: managerNamespace}})).To(Succeed())
+	var err error
 	shipped, err = kustomizationObjects(filepath.Join(envhub.RepoRoot(), "config", "policies"))
 	Expect(err).NotTo(HaveOccurred())
 	for _, obj := range shipped {
@@ -72,10 +64,7 @@ var _ = BeforeSuite(func() {
 })
 
 var _ = AfterSuite(func() {
-	// envtest's kube-apiserver and etcd outlive the test process when it is killed: always stop them.
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
+	fw.Teardown()
 })
 
 // kustomizationObjects reads the objects of every resource file a kustomization.yaml lists.
@@ -123,13 +112,6 @@ func shippedObject(kind, name string) *unstructured.Unstructured {
 	return nil
 }
 
-// newNamespace creates a namespace with a unique name and the given labels.
-func newNamespace(prefix string, labels map[string]string) string {
-	name := fmt.Sprintf("%s-%s", prefix, rand.String(6))
-	Expect(admin.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})).To(Succeed())
-	return name
-}
-
 // user is a client acting as the named user, who may write PlacementManifestWorks in the namespaces given.
 func user(name string, namespaces ...string) client.Client {
 	ctx := context.Background()
@@ -148,7 +130,7 @@ func user(name string, namespaces ...string) client.Client {
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: name}},
 		})).To(Succeed())
 	}
-	c := rest.CopyConfig(cfg)
+	c := rest.CopyConfig(fw.Config)
 	c.Impersonate = rest.ImpersonationConfig{UserName: name}
 	out, err := client.New(c, client.Options{Scheme: controllers.Scheme(), Mapper: admin.RESTMapper()})
 	Expect(err).NotTo(HaveOccurred())

@@ -116,9 +116,11 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 	if obs.invalid != nil {
 		log.Info("Desired state is invalid; keeping the delivered ManifestWorks", "reason", obs.invalid.Reason, "message", obs.invalid.Message)
 	}
-	if retry, err := r.writeStatus(ctx, pmw, obs); err != nil || retry > 0 {
+	stored, retry, err := r.writeStatus(ctx, pmw, obs)
+	if err != nil || stored == nil {
 		return ctrl.Result{RequeueAfter: retry}, err
 	}
+	r.recordStored(pmw, obs, stored)
 	if len(obs.writeErrors) > 0 {
 		return ctrl.Result{}, fmt.Errorf("writing ManifestWorks: %w", errors.Join(obs.writeErrors...))
 	}
@@ -198,59 +200,74 @@ func (r *PlacementManifestWorkReconciler) desiredStateAndApply(ctx context.Conte
 	return minPositive(recheck, r.sync(ctx, pmw, obs)), nil
 }
 
-// writeStatus computes the status, records its events and metrics, and writes it once when it changed. It
-// returns when to try again after a conflict it could not resolve.
-func (r *PlacementManifestWorkReconciler) writeStatus(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, obs *observation) (time.Duration, error) {
-	key := manifestwork.Owner(pmw)
-	newStatus := computeStatus(pmw, obs)
-	r.record(pmw, &pmw.Status, &newStatus)
-	r.observeMetrics(key, pmw.Generation, obs, newStatus)
-	if !equality.Semantic.DeepEqual(pmw.Status, newStatus) {
-		// A full update, guarded by the resourceVersion read above, so every count is written (a merge patch
-		// would drop zeros) and a newer status is never overwritten: a conflict retries with fresh data.
-		generation := pmw.Generation
-		pmw.Status = newStatus
-		if err := r.Status().Update(ctx, pmw); err != nil {
-			if !apierrors.IsConflict(err) {
-				return 0, fmt.Errorf("updating status: %w", err)
-			}
-			// The cache had an older PlacementManifestWork (often this manager's own previous status update,
-			// whose event the predicate drops). Not an error worth a log line or a backoff.
-			if written, err := r.retryStatus(ctx, key, generation, obs); err != nil || !written {
-				return statusConflictRetry, nil
-			}
-		}
+// statusChange is a status this reconcile stored, with the one it replaced on the API server.
+type statusChange struct {
+	before, after workv1alpha1.PlacementManifestWorkStatus
+}
+
+// writeStatus stores the status computed from the observation, once, guarded by the resourceVersion read (a
+// full update, so every count is written: a merge patch would drop zeros). It returns the change it stored,
+// nil when nothing was stored: the write failed, or it conflicted with a newer PlacementManifestWork and the
+// caller retries after the returned time. An unchanged status counts as stored.
+func (r *PlacementManifestWorkReconciler) writeStatus(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, obs *observation) (*statusChange, time.Duration, error) {
+	change := &statusChange{before: pmw.Status, after: computeStatus(pmw, obs)}
+	if equality.Semantic.DeepEqual(change.before, change.after) {
+		return change, 0, nil
 	}
-	return 0, nil
+	generation := pmw.Generation
+	pmw.Status = change.after
+	err := r.Status().Update(ctx, pmw)
+	if err == nil {
+		return change, 0, nil
+	}
+	pmw.Status = change.before
+	if !apierrors.IsConflict(err) {
+		return nil, 0, fmt.Errorf("updating status: %w", err)
+	}
+	// The cache had an older PlacementManifestWork (often this manager's own previous status update, whose
+	// event the predicate drops). Not an error worth a log line or a backoff.
+	change, err = r.retryStatus(ctx, manifestwork.Owner(pmw), generation, obs)
+	if err != nil || change == nil {
+		return nil, statusConflictRetry, nil
+	}
+	return change, 0, nil
 }
 
 // retryStatus writes the status once more after a conflict, computed on the PlacementManifestWork read from the
 // API server, so what others wrote there (their own conditions) is kept. This reconcile's observation is still
 // the newest: the reconcile that wrote the status it conflicted with ended before this one began. It gives up
-// (false) when the spec changed meanwhile or the write conflicts again; the caller then requeues.
-func (r *PlacementManifestWorkReconciler) retryStatus(ctx context.Context, key types.NamespacedName, generation int64, obs *observation) (bool, error) {
+// (nil) when the spec changed meanwhile or the write conflicts again; the caller then requeues.
+func (r *PlacementManifestWorkReconciler) retryStatus(ctx context.Context, key types.NamespacedName, generation int64, obs *observation) (*statusChange, error) {
 	if r.APIReader == nil {
-		return false, nil
+		return nil, nil
 	}
 	fresh := &workv1alpha1.PlacementManifestWork{}
 	if err := r.APIReader.Get(ctx, key, fresh); err != nil {
-		return false, fmt.Errorf("reading the PlacementManifestWork: %w", err)
+		return nil, fmt.Errorf("reading the PlacementManifestWork: %w", err)
 	}
 	if fresh.Generation != generation || !fresh.DeletionTimestamp.IsZero() {
-		return false, nil
+		return nil, nil
 	}
-	st := computeStatus(fresh, obs)
-	if equality.Semantic.DeepEqual(fresh.Status, st) {
-		return true, nil
+	change := &statusChange{before: fresh.Status, after: computeStatus(fresh, obs)}
+	if equality.Semantic.DeepEqual(change.before, change.after) {
+		return change, nil
 	}
-	fresh.Status = st
+	fresh.Status = change.after
 	if err := r.Status().Update(ctx, fresh); err != nil {
 		if apierrors.IsConflict(err) {
-			return false, nil
+			return nil, nil
 		}
-		return false, fmt.Errorf("updating status: %w", err)
+		return nil, fmt.Errorf("updating status: %w", err)
 	}
-	return true, nil
+	return change, nil
+}
+
+// recordStored emits the events of a stored status change and updates the metrics from the stored status.
+// Only a stored status is reported: an event or gauge for a status the API server refused would be reported
+// again, or contradicted, by the reconcile that stores it.
+func (r *PlacementManifestWorkReconciler) recordStored(pmw *workv1alpha1.PlacementManifestWork, obs *observation, change *statusChange) {
+	r.record(pmw, &change.before, &change.after)
+	r.observeMetrics(manifestwork.Owner(pmw), pmw.Generation, obs, change.after)
 }
 
 func (r *PlacementManifestWorkReconciler) now() time.Time {

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -96,12 +96,12 @@ func (f *Framework) StartManager(o ManagerOptions) *Manager {
 	}
 	var err error
 	m.Manager, err = ctrl.NewManager(f.Config, opts)
-	Expect(err).NotTo(HaveOccurred())
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
-	Expect(controllers.SetupWithManager(ctx, m.Manager, controllers.Options{
+	gomega.Expect(controllers.SetupWithManager(ctx, m.Manager, controllers.Options{
 		MaxConcurrentReconciles: 4, MaxConcurrentWrites: writes, DecisionSettleTimeout: o.DecisionSettleTimeout,
-	})).To(Succeed())
+	})).To(gomega.Succeed())
 
 	f.mu.Lock()
 	if f.running == nil {
@@ -110,11 +110,11 @@ func (f *Framework) StartManager(o ManagerOptions) *Manager {
 	f.running[m] = true
 	f.mu.Unlock()
 	go func() {
-		defer GinkgoRecover()
+		defer ginkgo.GinkgoRecover()
 		defer close(m.done)
 		m.err = m.Manager.Start(ctx)
 	}()
-	DeferCleanup(m.Stop)
+	ginkgo.DeferCleanup(m.Stop)
 	return m
 }
 
@@ -123,8 +123,8 @@ func (f *Framework) StartManager(o ManagerOptions) *Manager {
 func (m *Manager) Stop() {
 	m.stopOnce.Do(func() {
 		m.cancel()
-		Eventually(m.done, m.f.Timeout, m.f.Interval).Should(BeClosed(), "manager %s stops", m.Name)
-		Expect(m.err).NotTo(HaveOccurred(), "manager %s", m.Name)
+		gomega.Eventually(m.done, m.f.Timeout, m.f.Interval).Should(gomega.BeClosed(), "manager %s stops", m.Name)
+		gomega.Expect(m.err).NotTo(gomega.HaveOccurred(), "manager %s", m.Name)
 		m.f.mu.Lock()
 		delete(m.f.running, m)
 		m.f.mu.Unlock()

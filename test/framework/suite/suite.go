@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -57,12 +57,12 @@ type Framework struct {
 
 // Init logs to the GinkgoWriter, starts the hub and makes the administrator's client.
 func (f *Framework) Init() {
-	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	logf.SetLogger(zap.New(zap.WriteTo(ginkgo.GinkgoWriter), zap.UseDevMode(true)))
 	var err error
 	f.Env, f.Config, err = framework.StartHub()
-	Expect(err).NotTo(HaveOccurred())
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	f.Client, err = client.New(f.Config, client.Options{Scheme: controllers.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 }
 
 // Teardown stops the managers still running, then the hub. envtest's kube-apiserver and etcd outlive the test
@@ -78,7 +78,7 @@ func (f *Framework) Teardown() {
 		m.Stop()
 	}
 	if f.Env != nil {
-		Expect(f.Env.Stop()).To(Succeed())
+		gomega.Expect(f.Env.Stop()).To(gomega.Succeed())
 	}
 }
 
@@ -90,7 +90,7 @@ func (f *Framework) NewNamespace(prefix string) string {
 // NewNamespaceWithLabels creates a namespace with a unique name and the given labels, and returns it.
 func (f *Framework) NewNamespaceWithLabels(prefix string, labels map[string]string) string {
 	name := fmt.Sprintf("%s-%s", prefix, rand.String(6))
-	Expect(f.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})).To(Succeed())
+	gomega.Expect(f.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})).To(gomega.Succeed())
 	return name
 }
 
@@ -122,41 +122,41 @@ func (f *Framework) NewClusters(n int) []string {
 		}()
 	}
 	wg.Wait()
-	Expect(errors.Join(errs...)).NotTo(HaveOccurred())
+	gomega.Expect(errors.Join(errs...)).NotTo(gomega.HaveOccurred())
 	return out
 }
 
 // Decide plays OCM's placement controller: it writes a Placement's decision, then the Placement's status
 // (framework.Decide), retrying until both are written.
 func (f *Framework) Decide(namespace, placement, decisionName string, clusters ...string) {
-	Eventually(func() error {
+	gomega.Eventually(func() error {
 		return framework.Decide(context.Background(), f.Client, namespace, placement, decisionName, clusters...)
-	}, f.Timeout, f.Interval).Should(Succeed())
+	}, f.Timeout, f.Interval).Should(gomega.Succeed())
 }
 
 // WorksOf lists the ManifestWorks carrying a PlacementManifestWork's owner label, from the API server.
-func (f *Framework) WorksOf(g Gomega, pmw *workv1alpha1.PlacementManifestWork) []workv1.ManifestWork {
+func (f *Framework) WorksOf(g gomega.Gomega, pmw *workv1alpha1.PlacementManifestWork) []workv1.ManifestWork {
 	list := &workv1.ManifestWorkList{}
 	g.Expect(f.Client.List(context.Background(), list, client.MatchingLabels{
 		workv1alpha1.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
-	})).To(Succeed())
+	})).To(gomega.Succeed())
 	return list.Items
 }
 
 // WorksByCluster is WorksOf keyed by cluster (the work's namespace); it fails on two works in one cluster.
-func (f *Framework) WorksByCluster(g Gomega, pmw *workv1alpha1.PlacementManifestWork) map[string]workv1.ManifestWork {
+func (f *Framework) WorksByCluster(g gomega.Gomega, pmw *workv1alpha1.PlacementManifestWork) map[string]workv1.ManifestWork {
 	works := f.WorksOf(g, pmw)
 	out := make(map[string]workv1.ManifestWork, len(works))
 	for _, w := range works {
 		_, dup := out[w.Namespace]
-		g.Expect(dup).To(BeFalse(), "two works in cluster %s", w.Namespace)
+		g.Expect(dup).To(gomega.BeFalse(), "two works in cluster %s", w.Namespace)
 		out[w.Namespace] = w
 	}
 	return out
 }
 
 // WorkClusters are the clusters that hold a work of the PlacementManifestWork, sorted.
-func (f *Framework) WorkClusters(g Gomega, pmw *workv1alpha1.PlacementManifestWork) []string {
+func (f *Framework) WorkClusters(g gomega.Gomega, pmw *workv1alpha1.PlacementManifestWork) []string {
 	works := f.WorksByCluster(g, pmw)
 	out := make([]string, 0, len(works))
 	for c := range works {
@@ -167,20 +167,20 @@ func (f *Framework) WorkClusters(g Gomega, pmw *workv1alpha1.PlacementManifestWo
 }
 
 // Current reads a PlacementManifestWork afresh and expects its status to describe its current generation.
-func (f *Framework) Current(g Gomega, pmw *workv1alpha1.PlacementManifestWork) *workv1alpha1.PlacementManifestWork {
+func (f *Framework) Current(g gomega.Gomega, pmw *workv1alpha1.PlacementManifestWork) *workv1alpha1.PlacementManifestWork {
 	got := &workv1alpha1.PlacementManifestWork{}
-	g.Expect(f.Client.Get(context.Background(), client.ObjectKeyFromObject(pmw), got)).To(Succeed())
-	g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation), "status describes the current generation")
+	g.Expect(f.Client.Get(context.Background(), client.ObjectKeyFromObject(pmw), got)).To(gomega.Succeed())
+	g.Expect(got.Status.ObservedGeneration).To(gomega.Equal(got.Generation), "status describes the current generation")
 	return got
 }
 
 // Condition returns a condition of a PlacementManifestWork's current status (Current), and expects it to
 // describe the current generation too.
-func (f *Framework) Condition(g Gomega, pmw *workv1alpha1.PlacementManifestWork, t string) *metav1.Condition {
+func (f *Framework) Condition(g gomega.Gomega, pmw *workv1alpha1.PlacementManifestWork, t string) *metav1.Condition {
 	got := f.Current(g, pmw)
 	c := meta.FindStatusCondition(got.Status.Conditions, t)
-	g.Expect(c).NotTo(BeNil(), "condition %s", t)
-	g.Expect(c.ObservedGeneration).To(Equal(got.Generation))
+	g.Expect(c).NotTo(gomega.BeNil(), "condition %s", t)
+	g.Expect(c.ObservedGeneration).To(gomega.Equal(got.Generation))
 	return c
 }
 
@@ -188,31 +188,31 @@ func (f *Framework) Condition(g Gomega, pmw *workv1alpha1.PlacementManifestWork,
 // generation (framework.WorkConditions).
 func (f *Framework) AgentReports(pmw *workv1alpha1.PlacementManifestWork, cluster string, conds map[string]metav1.ConditionStatus) {
 	ctx := context.Background()
-	Eventually(func(g Gomega) {
+	gomega.Eventually(func(g gomega.Gomega) {
 		w := &workv1.ManifestWork{}
-		g.Expect(f.Client.Get(ctx, client.ObjectKey{Namespace: cluster, Name: manifestwork.WorkName(manifestwork.Owner(pmw))}, w)).To(Succeed())
+		g.Expect(f.Client.Get(ctx, client.ObjectKey{Namespace: cluster, Name: manifestwork.WorkName(manifestwork.Owner(pmw))}, w)).To(gomega.Succeed())
 		framework.WorkConditions(w, conds)
-		g.Expect(f.Client.Status().Update(ctx, w)).To(Succeed())
-	}, f.Timeout, f.Interval).Should(Succeed())
+		g.Expect(f.Client.Status().Update(ctx, w)).To(gomega.Succeed())
+	}, f.Timeout, f.Interval).Should(gomega.Succeed())
 }
 
 // UpdatePMW applies change to the current PlacementManifestWork, retrying on conflicts.
 func (f *Framework) UpdatePMW(pmw *workv1alpha1.PlacementManifestWork, change func(*workv1alpha1.PlacementManifestWork)) {
-	Eventually(func(g Gomega) {
+	gomega.Eventually(func(g gomega.Gomega) {
 		cur := &workv1alpha1.PlacementManifestWork{}
-		g.Expect(f.Client.Get(context.Background(), client.ObjectKeyFromObject(pmw), cur)).To(Succeed())
+		g.Expect(f.Client.Get(context.Background(), client.ObjectKeyFromObject(pmw), cur)).To(gomega.Succeed())
 		change(cur)
-		g.Expect(f.Client.Update(context.Background(), cur)).To(Succeed())
-	}, f.Timeout, f.Interval).Should(Succeed())
+		g.Expect(f.Client.Update(context.Background(), cur)).To(gomega.Succeed())
+	}, f.Timeout, f.Interval).Should(gomega.Succeed())
 }
 
 // DeletePMW deletes a PlacementManifestWork and waits, at most within, until a running manager has removed
 // its works and released it.
 func (f *Framework) DeletePMW(pmw *workv1alpha1.PlacementManifestWork, within time.Duration) {
-	Expect(client.IgnoreNotFound(f.Client.Delete(context.Background(), pmw))).To(Succeed())
-	Eventually(func(g Gomega) {
+	gomega.Expect(client.IgnoreNotFound(f.Client.Delete(context.Background(), pmw))).To(gomega.Succeed())
+	gomega.Eventually(func(g gomega.Gomega) {
 		err := f.Client.Get(context.Background(), client.ObjectKeyFromObject(pmw), &workv1alpha1.PlacementManifestWork{})
-		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the PlacementManifestWork is gone")
-		g.Expect(f.WorksOf(g, pmw)).To(BeEmpty())
-	}, within, f.Interval).Should(Succeed())
+		g.Expect(apierrors.IsNotFound(err)).To(gomega.BeTrue(), "the PlacementManifestWork is gone")
+		g.Expect(f.WorksOf(g, pmw)).To(gomega.BeEmpty())
+	}, within, f.Interval).Should(gomega.Succeed())
 }

@@ -112,7 +112,7 @@ func (f *Framework) StartManager(o ManagerOptions) *Manager {
 	go func() {
 		defer ginkgo.GinkgoRecover()
 		defer close(m.done)
-		m.err = m.Manager.Start(ctx)
+		m.err = m.Start(ctx)
 	}()
 	ginkgo.DeferCleanup(m.Stop)
 	return m

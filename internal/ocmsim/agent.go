@@ -1,4 +1,4 @@
-package sandbox
+package ocmsim
 
 import (
 	"context"
@@ -16,14 +16,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
 
-// Agent plays OCM's work agent for every sandbox cluster at once: it reports on each ManifestWork in a
-// cluster's namespace the status a real agent would, without applying anything anywhere.
+// Agent plays OCM's work agent for many clusters at once: it reports on each ManifestWork in a cluster's
+// namespace the status a real agent would (Simulate), without applying anything anywhere.
 type Agent struct {
 	client.Client
-	// Behaviors says how each cluster's agent behaves; works in other namespaces are left alone.
-	Behaviors map[string]Behavior
-	// ReadyDelays is, per cluster, how long after a new generation its workloads report ready.
-	ReadyDelays map[string]time.Duration
+	// Spokes says how each cluster's agent behaves; works in other namespaces are left alone.
+	Spokes map[string]Spoke
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 
@@ -43,7 +41,7 @@ type seenGeneration struct {
 // namespaces (not the PlacementManifestWork manager's label-filtered cache: a real agent sees every work).
 func (a *Agent) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("sandbox-work-agent").
+		Named("simulated-work-agent").
 		// The agent's own status writes do not change the generation, so they do not wake it again; workloads
 		// becoming ready later are a RequeueAfter.
 		For(&workv1.ManifestWork{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -52,7 +50,7 @@ func (a *Agent) SetupWithManager(mgr ctrl.Manager) error {
 
 // Reconcile writes the simulated status of one ManifestWork.
 func (a *Agent) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	behavior, ok := a.Behaviors[req.Namespace]
+	spoke, ok := a.Spokes[req.Namespace]
 	if !ok {
 		return ctrl.Result{}, nil
 	}
@@ -69,7 +67,7 @@ func (a *Agent) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, e
 	}
 	now := a.now()
 	since := a.firstSeen(work, now)
-	sim := Simulate(work, behavior, req.Namespace, since, now, a.ReadyDelays[req.Namespace])
+	sim := Simulate(work, spoke, since, now)
 	if !equality.Semantic.DeepEqual(work.Status, sim.Status) {
 		work.Status = sim.Status
 		if err := a.Status().Update(ctx, work); err != nil {
@@ -109,8 +107,8 @@ func (a *Agent) forget(key types.NamespacedName) {
 	delete(a.seen, key)
 }
 
-// ReadyDelays staggers the clusters' ready delays (base, 1.25×base, 1.5×base, round-robin) so the live view
-// shows clusters becoming ready one after another, as they would.
+// ReadyDelays staggers the clusters' ready delays (base, 1.25×base, 1.5×base, round-robin) so that clusters
+// become ready one after another, as they would.
 func ReadyDelays(clusters []string, base time.Duration) map[string]time.Duration {
 	out := make(map[string]time.Duration, len(clusters))
 	for i, c := range clusters {

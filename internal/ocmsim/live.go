@@ -1,4 +1,4 @@
-package sandbox
+package ocmsim
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"

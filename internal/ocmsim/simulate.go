@@ -1,4 +1,4 @@
-package sandbox
+package ocmsim
 
 import (
 	"fmt"
@@ -30,6 +30,29 @@ const (
 	conditionFeedbackSynced   = "StatusFeedbackSynced"
 )
 
+// Behavior is how a simulated work agent reports the ManifestWorks it is given.
+type Behavior string
+
+const (
+	// Healthy reports every work Applied and Available, and its workloads ready after the spoke's ready delay.
+	Healthy Behavior = "healthy"
+	// FailApply reports every work Applied=False, as an agent whose apply is refused would.
+	FailApply Behavior = "fail-apply"
+	// NeverReady reports every work Applied and Available (its resources exist), but its workloads never ready:
+	// after the ready delay a Deployment reports ProgressDeadlineExceeded.
+	NeverReady Behavior = "never-ready"
+)
+
+// Spoke is how the simulated work agent of one cluster behaves.
+type Spoke struct {
+	Behavior Behavior
+	// ReadyDelay is how long after a new generation the workloads report ready (or miss their deadline).
+	ReadyDelay time.Duration
+	// FailureCause names, in a FailApply agent's messages, what asked for the failure (the sandbox's
+	// "--fail-apply"); empty says nothing.
+	FailureCause string
+}
+
 // Simulation is what the simulated agent reports for one ManifestWork at one moment.
 type Simulation struct {
 	Status workv1.ManifestWorkStatus
@@ -38,21 +61,25 @@ type Simulation struct {
 	RequeueAfter time.Duration
 }
 
-// Simulate computes the status a work agent with behavior b reports for work at now, when it first saw the
-// work's current generation at since, as OCM's agent (v1.2) would: Applied and Available on the work, Applied,
-// Available and StatusFeedbackSynced on each manifest, and the status feedback that the work's manifestConfigs
-// ask for, read from the object as it would stand on the cluster by then (see LiveObject). Like the real
-// agent, it sets no Progressing or Degraded condition on the work without condition rules, and it does not
-// evaluate condition rules (CEL).
+// Simulate computes the status the work agent of the work's cluster (its namespace), behaving as spoke, reports
+// for work at now, when it first saw the work's current generation at since, as OCM's agent (v1.2) would:
+// Applied and Available on the work, Applied, Available and StatusFeedbackSynced on each manifest, and the
+// status feedback that the work's manifestConfigs ask for, read from the object as it would stand on the
+// cluster by then (see LiveObject). Like the real agent, it sets no Progressing or Degraded condition on the
+// work without condition rules, and it does not evaluate condition rules (CEL).
 //
 // Conditions whose status did not change keep their transition time, so a status simulated again with nothing
 // changed compares equal and is not written.
-func Simulate(work *workv1.ManifestWork, b Behavior, cluster string, since, now time.Time, readyDelay time.Duration) Simulation {
+func Simulate(work *workv1.ManifestWork, spoke Spoke, since, now time.Time) Simulation {
 	gen := work.Generation
 	elapsed := now.Sub(since)
-	timeUp := elapsed >= readyDelay
-	applied := b != BehaviorFailApply
-	rollout := Rollout{Ready: b == BehaviorHealthy && timeUp, DeadlineExceeded: b == BehaviorNeverReady && timeUp, Generation: gen}
+	timeUp := elapsed >= spoke.ReadyDelay
+	applied := spoke.Behavior != FailApply
+	rollout := Rollout{Ready: spoke.Behavior == Healthy && timeUp, DeadlineExceeded: spoke.Behavior == NeverReady && timeUp, Generation: gen}
+	cause := ""
+	if spoke.FailureCause != "" {
+		cause = " (" + spoke.FailureCause + ")"
+	}
 
 	prevManifests := map[int32][]metav1.Condition{}
 	for _, m := range work.Status.ResourceStatus.Manifests {
@@ -61,7 +88,7 @@ func Simulate(work *workv1.ManifestWork, b Behavior, cluster string, since, now 
 	var manifests []workv1.ManifestCondition
 	workloads := 0
 	for i, raw := range work.Spec.Workload.Manifests {
-		m, workload := simulateManifest(int32(i), raw.Raw, applied, rollout, work.Spec.ManifestConfigs)
+		m, workload := simulateManifest(int32(i), raw.Raw, applied, cause, rollout, work.Spec.ManifestConfigs)
 		for j := range m.Conditions {
 			m.Conditions[j] = carryTransition(prevManifests[int32(i)], m.Conditions[j], gen, now)
 		}
@@ -72,8 +99,8 @@ func Simulate(work *workv1.ManifestWork, b Behavior, cluster string, since, now 
 	}
 
 	var conds []metav1.Condition
-	add := func(t string, s metav1.ConditionStatus, reason, msg string) {
-		c := metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg}
+	add := func(t string, status metav1.ConditionStatus, reason, msg string) {
+		c := metav1.Condition{Type: t, Status: status, Reason: reason, Message: msg}
 		conds = append(conds, carryTransition(work.Status.Conditions, c, gen, now))
 	}
 	if applied {
@@ -81,14 +108,14 @@ func Simulate(work *workv1.ManifestWork, b Behavior, cluster string, since, now 
 		add(workv1.WorkAvailable, metav1.ConditionTrue, reasonResourcesAvailable, "All resources are available")
 	} else {
 		add(workv1.WorkApplied, metav1.ConditionFalse, reasonWorkApplyFailed,
-			fmt.Sprintf("Failed to apply manifest work: simulated failure on %s (--fail-apply)", cluster))
+			fmt.Sprintf("Failed to apply manifest work: simulated failure on %s%s", work.Namespace, cause))
 		add(workv1.WorkAvailable, metav1.ConditionFalse, reasonResourcesMissing,
 			fmt.Sprintf("%d of %d resources are not available", len(manifests), len(manifests)))
 	}
 	var requeue time.Duration
 	if applied && workloads > 0 && !timeUp {
 		// Healthy workloads become ready then, and never-ready ones miss their progress deadline then.
-		requeue = readyDelay - elapsed
+		requeue = spoke.ReadyDelay - elapsed
 	}
 	return Simulation{
 		Status:       workv1.ManifestWorkStatus{Conditions: conds, ResourceStatus: workv1.ManifestResourceStatus{Manifests: manifests}},
@@ -110,7 +137,7 @@ func carryTransition(prev []metav1.Condition, c metav1.Condition, gen int64, now
 }
 
 // simulateManifest is the agent's report of one manifest, and whether it runs pods.
-func simulateManifest(ordinal int32, raw []byte, applied bool, rollout Rollout, configs []workv1.ManifestConfigOption) (workv1.ManifestCondition, bool) {
+func simulateManifest(ordinal int32, raw []byte, applied bool, cause string, rollout Rollout, configs []workv1.ManifestConfigOption) (workv1.ManifestCondition, bool) {
 	out := workv1.ManifestCondition{ResourceMeta: workv1.ManifestResourceMeta{Ordinal: ordinal}}
 	obj := &unstructured.Unstructured{}
 	// UnmarshalJSON, unlike json.Unmarshal, keeps integers int64, as JSONPath feedback needs them.
@@ -128,7 +155,7 @@ func simulateManifest(ordinal int32, raw []byte, applied bool, rollout Rollout, 
 	}
 	if !applied {
 		out.Conditions = []metav1.Condition{
-			{Type: workv1.ManifestApplied, Status: metav1.ConditionFalse, Reason: reasonManifestApplyFailed, Message: "Failed to apply manifest: simulated failure (--fail-apply)"},
+			{Type: workv1.ManifestApplied, Status: metav1.ConditionFalse, Reason: reasonManifestApplyFailed, Message: "Failed to apply manifest: simulated failure" + cause},
 			{Type: workv1.ManifestAvailable, Status: metav1.ConditionFalse, Reason: reasonResourceMissing, Message: "Resource is not available"},
 		}
 		return out, IsWorkload(gvk)

@@ -1,4 +1,4 @@
-package sandbox
+package ocmsim_test
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
@@ -53,7 +54,7 @@ func TestSimulate(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	delay := 2 * time.Second
 	cases := map[string]struct {
-		behavior    Behavior
+		behavior    ocmsim.Behavior
 		elapsed     time.Duration
 		conditions  map[string]string
 		ready       int64
@@ -61,30 +62,30 @@ func TestSimulate(t *testing.T) {
 		wantVerdict health.State
 	}{
 		"healthy, just applied: pods starting": {
-			behavior: BehaviorHealthy, elapsed: 500 * time.Millisecond,
+			behavior: ocmsim.Healthy, elapsed: 500 * time.Millisecond,
 			conditions:  map[string]string{"Applied": "True AppliedManifestWorkComplete", "Available": "True ResourcesAvailable"},
 			requeue:     1500 * time.Millisecond,
 			wantVerdict: health.Progressing,
 		},
 		"healthy, after the delay: ready": {
-			behavior: BehaviorHealthy, elapsed: delay,
+			behavior: ocmsim.Healthy, elapsed: delay,
 			conditions:  map[string]string{"Applied": "True AppliedManifestWorkComplete", "Available": "True ResourcesAvailable"},
 			ready:       3,
 			wantVerdict: health.Healthy,
 		},
 		"fail-apply": {
-			behavior: BehaviorFailApply, elapsed: time.Minute,
+			behavior: ocmsim.FailApply, elapsed: time.Minute,
 			conditions:  map[string]string{"Applied": "False AppliedManifestWorkFailed", "Available": "False ResourcesNotAvailable"},
 			wantVerdict: health.Degraded,
 		},
 		"never-ready, before the deadline": {
-			behavior: BehaviorNeverReady, elapsed: time.Second,
+			behavior: ocmsim.NeverReady, elapsed: time.Second,
 			conditions:  map[string]string{"Applied": "True AppliedManifestWorkComplete", "Available": "True ResourcesAvailable"},
 			requeue:     time.Second,
 			wantVerdict: health.Progressing,
 		},
 		"never-ready, past the deadline": {
-			behavior: BehaviorNeverReady, elapsed: time.Minute,
+			behavior: ocmsim.NeverReady, elapsed: time.Minute,
 			conditions:  map[string]string{"Applied": "True AppliedManifestWorkComplete", "Available": "True ResourcesAvailable"},
 			wantVerdict: health.Degraded,
 		},
@@ -92,7 +93,7 @@ func TestSimulate(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			w := makeWork(t, 4, framework.ConfigMap("web-config", "default", map[string]string{"a": "b"}), framework.Deployment("web", "default", 3))
-			got := Simulate(w, tc.behavior, "cluster1", start, start.Add(tc.elapsed), delay)
+			got := ocmsim.Simulate(w, ocmsim.Spoke{Behavior: tc.behavior, ReadyDelay: delay}, start, start.Add(tc.elapsed))
 			conds := map[string]string{}
 			for _, c := range got.Status.Conditions {
 				conds[c.Type] = string(c.Status) + " " + c.Reason
@@ -107,7 +108,7 @@ func TestSimulate(t *testing.T) {
 				t.Errorf("requeue after %s, want %s", got.RequeueAfter, tc.requeue)
 			}
 			w.Status = got.Status
-			if ready := readyPods("Deployment", feedbackOf(w, 1)); ready != tc.ready {
+			if ready := feedbackInt(w, 1, health.ReadyReplicas); ready != tc.ready {
 				t.Errorf("ready replicas %d, want %d", ready, tc.ready)
 			}
 			if v := verdict(t, w); v != tc.wantVerdict {
@@ -117,18 +118,25 @@ func TestSimulate(t *testing.T) {
 	}
 }
 
-func feedbackOf(w *workv1.ManifestWork, ordinal int32) []workv1.FeedbackValue {
+// feedbackInt is the manager's integer feedback value name of the manifest at ordinal; zero when missing, as
+// the status omits zero counts.
+func feedbackInt(w *workv1.ManifestWork, ordinal int32, name string) int64 {
 	for _, m := range w.Status.ResourceStatus.Manifests {
-		if m.ResourceMeta.Ordinal == ordinal {
-			return m.StatusFeedbacks.Values
+		if m.ResourceMeta.Ordinal != ordinal {
+			continue
+		}
+		for _, v := range m.StatusFeedbacks.Values {
+			if v.Name == health.FeedbackPrefix+name && v.Value.Integer != nil {
+				return *v.Value.Integer
+			}
 		}
 	}
-	return nil
+	return 0
 }
 
 func TestSimulateResourceStatus(t *testing.T) {
 	w := makeWork(t, 1, framework.ConfigMap("c", "default", nil), framework.Deployment("web", "default", 2))
-	got := Simulate(w, BehaviorHealthy, "cluster1", time.Now(), time.Now(), 0)
+	got := ocmsim.Simulate(w, ocmsim.Spoke{Behavior: ocmsim.Healthy}, time.Now(), time.Now())
 	var metas []workv1.ManifestResourceMeta
 	for _, m := range got.Status.ResourceStatus.Manifests {
 		metas = append(metas, m.ResourceMeta)
@@ -156,9 +164,9 @@ func TestSimulateResourceStatus(t *testing.T) {
 	if diff := cmp.Diff(wantValues, values); diff != "" {
 		t.Errorf("feedback (-want +got):\n%s", diff)
 	}
-	synced := meta.FindStatusCondition(got.Status.ResourceStatus.Manifests[0].Conditions, conditionFeedbackSynced)
-	if synced == nil || synced.Reason != reasonNoFeedback {
-		t.Errorf("a ConfigMap nobody asks feedback of reports %+v, want reason %s", synced, reasonNoFeedback)
+	synced := meta.FindStatusCondition(got.Status.ResourceStatus.Manifests[0].Conditions, ocmsim.ConditionFeedbackSynced)
+	if synced == nil || synced.Reason != ocmsim.ReasonNoFeedback {
+		t.Errorf("a ConfigMap nobody asks feedback of reports %+v, want reason %s", synced, ocmsim.ReasonNoFeedback)
 	}
 }
 
@@ -167,16 +175,16 @@ func TestFeedbackWellKnownStatus(t *testing.T) {
 	obj := &unstructured.Unstructured{Object: framework.Deployment("web", "default", 3)}
 	rules := []workv1.FeedbackRule{{Type: workv1.WellKnownStatusType}}
 	cases := map[string]struct {
-		rollout Rollout
+		rollout ocmsim.Rollout
 		want    map[string]int64
 	}{
-		"starting": {rollout: Rollout{Generation: 1}, want: map[string]int64{"Replicas": 3}},
-		"ready":    {rollout: Rollout{Ready: true, Generation: 1}, want: map[string]int64{"Replicas": 3, "ReadyReplicas": 3, "AvailableReplicas": 3}},
+		"starting": {rollout: ocmsim.Rollout{Generation: 1}, want: map[string]int64{"Replicas": 3}},
+		"ready":    {rollout: ocmsim.Rollout{Ready: true, Generation: 1}, want: map[string]int64{"Replicas": 3, "ReadyReplicas": 3, "AvailableReplicas": 3}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			live := LiveObject(roundTrip(t, obj), tc.rollout)
-			values, synced := feedback(live, rules)
+			live := ocmsim.LiveObject(roundTrip(t, obj), tc.rollout)
+			values, synced := ocmsim.Feedback(live, rules)
 			got := map[string]int64{}
 			for _, v := range values {
 				got[v.Name] = *v.Value.Integer
@@ -207,15 +215,15 @@ func roundTrip(t *testing.T, obj *unstructured.Unstructured) *unstructured.Unstr
 
 func TestSimulateJob(t *testing.T) {
 	w := makeWork(t, 1, framework.Job("batch", "default", 3))
-	done := Simulate(w, BehaviorHealthy, "cluster1", time.Time{}, time.Time{}.Add(time.Hour), time.Second)
+	done := ocmsim.Simulate(w, ocmsim.Spoke{Behavior: ocmsim.Healthy, ReadyDelay: time.Second}, time.Time{}, time.Time{}.Add(time.Hour))
 	w.Status = done.Status
-	if got := readyPods("Job", feedbackOf(w, 0)); got != 3 {
+	if got := feedbackInt(w, 0, health.Succeeded); got != 3 {
 		t.Errorf("succeeded pods %d, want 3", got)
 	}
 	if v := verdict(t, w); v != health.Healthy {
 		t.Errorf("a completed Job is %s, want Healthy", v)
 	}
-	w.Status = Simulate(w, BehaviorHealthy, "cluster1", time.Time{}, time.Time{}, time.Second).Status
+	w.Status = ocmsim.Simulate(w, ocmsim.Spoke{Behavior: ocmsim.Healthy, ReadyDelay: time.Second}, time.Time{}, time.Time{}).Status
 	if v := verdict(t, w); v != health.Progressing {
 		t.Errorf("a running Job is %s, want Progressing", v)
 	}
@@ -226,18 +234,41 @@ func TestSimulateJob(t *testing.T) {
 func TestSimulateIsStable(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	w := makeWork(t, 2, framework.Deployment("web", "default", 1))
-	w.Status = Simulate(w, BehaviorHealthy, "cluster1", start, start.Add(5*time.Second), time.Second).Status
-	again := Simulate(w, BehaviorHealthy, "cluster1", start, start.Add(time.Minute), time.Second)
+	healthy := ocmsim.Spoke{Behavior: ocmsim.Healthy, ReadyDelay: time.Second}
+	w.Status = ocmsim.Simulate(w, healthy, start, start.Add(5*time.Second)).Status
+	again := ocmsim.Simulate(w, healthy, start, start.Add(time.Minute))
 	if !equality.Semantic.DeepEqual(w.Status, again.Status) {
 		t.Errorf("status changed without cause:\n%s", cmp.Diff(w.Status, again.Status))
 	}
 
 	// A new generation keeps the transition time of conditions whose status stays.
 	w.Generation = 3
-	next := Simulate(w, BehaviorHealthy, "cluster1", start.Add(time.Minute), start.Add(time.Minute), time.Second)
+	next := ocmsim.Simulate(w, healthy, start.Add(time.Minute), start.Add(time.Minute))
 	applied := meta.FindStatusCondition(next.Status.Conditions, workv1.WorkApplied)
 	if !applied.LastTransitionTime.Time.Equal(start.Add(5*time.Second)) || applied.ObservedGeneration != 3 {
 		t.Errorf("Applied = %+v, want its old transition time and generation 3", applied)
+	}
+}
+
+// A failing agent names its cluster, and what asked for the failure when told.
+func TestSimulateFailureCause(t *testing.T) {
+	w := makeWork(t, 1, framework.ConfigMap("c", "default", nil))
+	cases := map[string]struct {
+		cause, work, manifest string
+	}{
+		"no cause": {work: "Failed to apply manifest work: simulated failure on cluster1", manifest: "Failed to apply manifest: simulated failure"},
+		"a flag": {cause: "--fail-apply", work: "Failed to apply manifest work: simulated failure on cluster1 (--fail-apply)",
+			manifest: "Failed to apply manifest: simulated failure (--fail-apply)"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := ocmsim.Simulate(w, ocmsim.Spoke{Behavior: ocmsim.FailApply, FailureCause: tc.cause}, time.Now(), time.Now()).Status
+			applied := meta.FindStatusCondition(got.Conditions, workv1.WorkApplied)
+			manifest := meta.FindStatusCondition(got.ResourceStatus.Manifests[0].Conditions, workv1.ManifestApplied)
+			if diff := cmp.Diff([]string{tc.work, tc.manifest}, []string{applied.Message, manifest.Message}); diff != "" {
+				t.Errorf("messages (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -247,7 +278,7 @@ func TestGuessResource(t *testing.T) {
 		"Endpoints": "endpoints", "Gateway": "gateways", "": "",
 	}
 	for kind, want := range cases {
-		if got := GuessResource(kind); got != want {
+		if got := ocmsim.GuessResource(kind); got != want {
 			t.Errorf("GuessResource(%q) = %q, want %q", kind, got, want)
 		}
 	}
@@ -258,14 +289,14 @@ func TestWildcardMatch(t *testing.T) {
 		{"web", "web"}: true, {"web", "*"}: true, {"web-1", "web-*"}: true, {"api", "web-*"}: false, {"web.x", "web"}: false,
 	}
 	for in, want := range cases {
-		if got := wildcardMatch(in[0], in[1]); got != want {
+		if got := ocmsim.WildcardMatch(in[0], in[1]); got != want {
 			t.Errorf("wildcardMatch(%q, %q) = %v, want %v", in[0], in[1], got, want)
 		}
 	}
 }
 
 func TestReadyDelays(t *testing.T) {
-	got := ReadyDelays([]string{"a", "b", "c", "d"}, 4*time.Second)
+	got := ocmsim.ReadyDelays([]string{"a", "b", "c", "d"}, 4*time.Second)
 	want := map[string]time.Duration{"a": 4 * time.Second, "b": 5 * time.Second, "c": 6 * time.Second, "d": 4 * time.Second}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("delays (-want +got):\n%s", diff)

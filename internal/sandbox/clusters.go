@@ -2,53 +2,43 @@ package sandbox
 
 import (
 	"context"
-	"fmt"
+	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 )
 
-// seedClusters writes what OCM's registration would have written for joined clusters: the clusterset, its
-// bindings to the given namespaces, and per cluster its ManagedCluster and namespace, with the status the
-// registration controller and agents would report.
+// seedClusters registers the sandbox's clusters as OCM's registration would have (ocmsim.Join): the hub's own
+// namespace, the clusterset bound to the given namespaces, and per cluster its namespace and an available
+// ManagedCluster with the sandbox's labels.
 func seedClusters(ctx context.Context, c client.Client, names, bound []string) error {
-	now := metav1.Now()
-	for _, ns := range append(append([]string{HubNamespace}, bound...), names...) {
-		if err := create(ctx, c, Namespace(ns)); err != nil {
-			return err
-		}
-	}
-	if err := create(ctx, c, ClusterSet()); err != nil {
+	if err := ocmsim.CreateNamespaces(ctx, c, HubNamespace); err != nil {
 		return err
 	}
-	for _, ns := range bound {
-		binding := ClusterSetBinding(ns)
-		if err := create(ctx, c, binding); err != nil {
-			return err
-		}
-		meta.SetStatusCondition(&binding.Status.Conditions, BoundCondition(now))
-		if err := c.Status().Update(ctx, binding); err != nil {
-			return fmt.Errorf("marking ManagedClusterSetBinding %s/%s bound: %w", ns, binding.Name, err)
-		}
-	}
-	for i, name := range names {
-		mc := ManagedCluster(name, i)
-		if err := create(ctx, c, mc); err != nil {
-			return err
-		}
-		mc.Status = ManagedClusterStatus(now)
-		if err := c.Status().Update(ctx, mc); err != nil {
-			return fmt.Errorf("marking ManagedCluster %s available: %w", name, err)
-		}
-	}
-	return nil
+	return ocmsim.Join(ctx, c, names, ocmsim.JoinOptions{ClusterSet: ClusterSetName, Bind: bound, Labels: ClusterLabels})
 }
 
-func create(ctx context.Context, c client.Client, obj client.Object) error {
-	if err := c.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
+// spokes says how each sandbox cluster's simulated work agent behaves: as --fail-apply and --never-ready
+// say, with staggered ready delays so the live view shows clusters becoming ready one after another.
+func spokes(cfg Config, clusters []string) map[string]ocmsim.Spoke {
+	delays := ocmsim.ReadyDelays(clusters, cfg.ReadyDelay)
+	behaviors := cfg.Behaviors()
+	out := make(map[string]ocmsim.Spoke, len(clusters))
+	for _, c := range clusters {
+		out[c] = spoke(behaviors[c], delays[c])
 	}
-	return nil
+	return out
+}
+
+// spoke is the simulated agent of a cluster with behavior b; a failing one names the flag that asked for it.
+func spoke(b Behavior, readyDelay time.Duration) ocmsim.Spoke {
+	s := ocmsim.Spoke{Behavior: ocmsim.Healthy, ReadyDelay: readyDelay}
+	switch b {
+	case BehaviorFailApply:
+		s.Behavior, s.FailureCause = ocmsim.FailApply, "--fail-apply"
+	case BehaviorNeverReady:
+		s.Behavior = ocmsim.NeverReady
+	}
+	return s
 }

@@ -2,8 +2,8 @@
 // kube-apiserver and etcd with the OCM CRDs, OCM's real placement controller, simulated ManagedClusters whose
 // work agent lives in-process, the manager itself, and the sample PlacementManifestWorks, shown in a live view.
 //
-// Pure parts (cluster objects, the simulated agent's status, the view, the settled check) are functions over
-// API objects in their own files; run.go, hub.go, process.go and agent.go do the I/O.
+// OCM's registration and work agent are played by internal/ocmsim. Pure parts (the view, the settled check)
+// are functions over API objects in their own files; run.go, hub.go, process.go and clusters.go do the I/O.
 package sandbox
 
 import (
@@ -28,6 +28,7 @@ import (
 
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/proc"
 )
 
@@ -283,7 +284,7 @@ func (r *runner) startManagers(ctx context.Context, cfg *rest.Config, clusters [
 	if err != nil {
 		return fmt.Errorf("creating the agents' manager: %w", err)
 	}
-	agent := &Agent{Client: agentMgr.GetClient(), Behaviors: r.cfg.Behaviors(), ReadyDelays: ReadyDelays(clusters, r.cfg.ReadyDelay)}
+	agent := &ocmsim.Agent{Client: agentMgr.GetClient(), Spokes: spokes(r.cfg, clusters)}
 	if err := agent.SetupWithManager(agentMgr); err != nil {
 		return fmt.Errorf("setting up the agents: %w", err)
 	}

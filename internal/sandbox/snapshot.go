@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
@@ -88,7 +90,7 @@ func BuildSnapshot(clusters []clusterv1.ManagedCluster, works []workv1.ManifestW
 		c := &clusters[i]
 		labels := map[string]string{}
 		for k, v := range c.Labels {
-			if k != labelClusterName && k != clusterv1beta2.ClusterSetLabel {
+			if k != ocmsim.LabelClusterName && k != clusterv1beta2.ClusterSetLabel {
 				labels[k] = v
 			}
 		}
@@ -158,7 +160,7 @@ func workView(w *workv1.ManifestWork) WorkView {
 		}
 	}
 	for _, m := range manifests {
-		if !IsWorkload(m.GVK) {
+		if !ocmsim.IsWorkload(m.GVK) {
 			continue
 		}
 		wl := WorkloadView{Kind: m.GVK.Kind, Namespace: m.Object.GetNamespace(), Name: m.Object.GetName(), Desired: desiredPods(m)}
@@ -185,10 +187,14 @@ func desiredPods(m template.Manifest) int64 {
 	case "Deployment", "StatefulSet", "ReplicaSet":
 		return DesiredReplicas(m.Object)
 	case "Job":
-		return JobCompletions(m.Object)
+		return ocmsim.JobCompletions(m.Object)
 	}
 	return 1 // a DaemonSet on a one-node cluster, a Pod
 }
+
+// DesiredReplicas is a manifest's spec.replicas, defaulted to 1 as the API server does: the pods a simulated
+// cluster runs for it (ocmsim.DesiredReplicas).
+func DesiredReplicas(obj *unstructured.Unstructured) int64 { return ocmsim.DesiredReplicas(obj) }
 
 // readyFeedback names, per kind, the feedback values that count ready pods: the manager's own (named after
 // the status field, with its prefix) and those of OCM's WellKnownStatus rule.

@@ -1,18 +1,22 @@
 package sandbox
 
 import (
-	"strconv"
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
@@ -29,13 +33,8 @@ func hubState(t *testing.T, shares map[string]int64, behaviors map[string]Behavi
 	var works []workv1.ManifestWork
 	for i, name := range ClusterNames(len(shares)) {
 		clusters = append(clusters, *ManagedCluster(name, i))
-		w := makeWork(t, 1, framework.ConfigMap("web-config", "default", nil), framework.Deployment("web", "default", int(shares[name])))
-		w.Namespace, w.Name = name, manifestwork.WorkName(web)
-		w.Annotations = map[string]string{
-			workv1alpha1.AnnotationOwner:  web.String(),
-			workv1alpha1.AnnotationShares: `{"Deployment.apps default/web .spec.replicas":` + strconv.FormatInt(shares[name], 10) + `}`,
-		}
-		w.Status = Simulate(w, behaviors[name], name, time.Time{}, time.Time{}.Add(elapsed), time.Second).Status
+		w := managerWork(t, pmw, name, shares[name])
+		w.Status = ocmsim.Simulate(w, spoke(behaviors[name], time.Second), time.Time{}, time.Time{}.Add(elapsed)).Status
 		works = append(works, *w)
 		total += shares[name]
 	}
@@ -44,6 +43,34 @@ func hubState(t *testing.T, shares map[string]int64, behaviors map[string]Behavi
 	}
 	pmw.Status.Splits = []workv1alpha1.SplitStatus{{Name: "web", Namespace: "default", Kind: "Deployment", FieldPath: ".spec.replicas", Total: int32(total), Placed: int32(total)}}
 	return clusters, works, []workv1alpha1.PlacementManifestWork{*pmw}
+}
+
+// managerWork is the work the manager writes for pmw on a cluster whose share of the web Deployment is share,
+// with the manifestConfigs that ask the agent for the feedback the manager reads.
+func managerWork(t *testing.T, pmw *workv1alpha1.PlacementManifestWork, cluster string, share int64) *workv1.ManifestWork {
+	t.Helper()
+	var manifests []workv1.Manifest
+	for _, m := range []map[string]any{framework.ConfigMap("web-config", "default", nil), framework.Deployment("web", "default", int(share))} {
+		raw, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifests = append(manifests, workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
+	}
+	parsed, err := template.Parse(manifests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := manifestwork.NewBuilder(pmw, health.ManifestConfigs(parsed, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := b.Build(cluster, manifests, map[string]int32{"Deployment.apps default/web .spec.replicas": int32(share)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Generation = 1
+	return w
 }
 
 func TestBuildSnapshot(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 )
 
 // agentsInFlight bounds the simulated agents' status writes in flight (there is no rate limit).
@@ -32,7 +32,6 @@ type workInfo struct {
 	namespace, name string
 	version         string // the ConfigMap's data.version
 	replicas        int64  // the Deployment's spec.replicas
-	deploymentIndex int
 	generation      int64
 	deleting        bool
 	// reported is true when the (simulated) agent reported this generation available.
@@ -80,8 +79,8 @@ type manifestFields struct {
 }
 
 func infoOf(w *workv1.ManifestWork) *workInfo {
-	info := &workInfo{namespace: w.Namespace, name: w.Name, generation: w.Generation, deleting: !w.DeletionTimestamp.IsZero(), seenAt: time.Now(), deploymentIndex: -1}
-	for i, m := range w.Spec.Workload.Manifests {
+	info := &workInfo{namespace: w.Namespace, name: w.Name, generation: w.Generation, deleting: !w.DeletionTimestamp.IsZero(), seenAt: time.Now()}
+	for _, m := range w.Spec.Workload.Manifests {
 		var f manifestFields
 		if json.Unmarshal(m.Raw, &f) != nil {
 			continue
@@ -90,7 +89,6 @@ func infoOf(w *workv1.ManifestWork) *workInfo {
 		case "ConfigMap":
 			info.version = f.Data["version"]
 		case "Deployment":
-			info.deploymentIndex = i
 			if f.Spec.Replicas != nil {
 				info.replicas = *f.Spec.Replicas
 			}
@@ -274,10 +272,9 @@ func (t *tracker) pending(groups ...string) []client.ObjectKey {
 }
 
 // actAsAgents writes, for every work of the groups not yet reported, what OCM's work agent reports once the
-// workloads run: Applied, Available, Progressing=False and Degraded=False for the work's generation, every
-// manifest Applied and Available, and the Deployment's feedback at its replicas. The writes go from the
-// harness's unthrottled client (they are the agents' writes, one per cluster), agentsInFlight at a time: with
-// 10,000 at once the client's HTTP/2 transport opens connections until the process runs out of files.
+// workloads run (report). The writes go from the harness's unthrottled client (they are the agents' writes,
+// one per cluster), agentsInFlight at a time: with 10,000 at once the client's HTTP/2 transport opens
+// connections until the process runs out of files.
 func (t *tracker) actAsAgents(ctx context.Context, c client.Client, groups ...string) (int, error) {
 	keys := t.pending(groups...)
 	err := parallel(len(keys), agentsInFlight, func(i int) error {
@@ -319,22 +316,10 @@ func (t *tracker) actAsAgents(ctx context.Context, c client.Client, groups ...st
 	return len(keys), err
 }
 
-// report sets an agent's report of a healthy work on w.
+// report sets on w the status a healthy work agent reports once its workloads run, as the sandbox's agent
+// simulates it (ocmsim.Simulate with no ready delay): Applied and Available for the work's generation, every
+// manifest Applied and Available, and the status feedback the work's manifestConfigs ask for.
 func report(w *workv1.ManifestWork) {
-	w.Status.Conditions = nil
-	w.Status.ResourceStatus.Manifests = nil
-	statuses := map[string]metav1.ConditionStatus{
-		workv1.WorkApplied: metav1.ConditionTrue, workv1.WorkAvailable: metav1.ConditionTrue,
-		workv1.WorkProgressing: metav1.ConditionFalse, workv1.WorkDegraded: metav1.ConditionFalse,
-	}
-	frameworkWorkConditions(w, statuses)
-	info := infoOf(w)
-	if info.deploymentIndex >= 0 {
-		n := int(info.replicas)
-		p := health.FeedbackPrefix
-		frameworkFeedback(w, info.deploymentIndex, map[string]any{
-			p + health.Generation: 1, p + health.ObservedGeneration: 1, p + health.Replicas: n,
-			p + health.ReadyReplicas: n, p + health.AvailableReplicas: n, p + health.UpdatedReplicas: n,
-		})
-	}
+	now := time.Now()
+	w.Status = ocmsim.Simulate(w, ocmsim.Spoke{Behavior: ocmsim.Healthy}, now, now).Status
 }

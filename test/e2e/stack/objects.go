@@ -7,10 +7,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -41,60 +39,6 @@ func HubScheme() *runtime.Scheme {
 		panic(err) // adding static types cannot fail at run time
 	}
 	return s
-}
-
-// managedCluster is a ManagedCluster as it stands once its registration agent has joined and the hub has
-// accepted it: there is no registration agent here, so the stack plays it. Its status is written separately.
-func managedCluster(name string, extraLabels map[string]string) *clusterv1.ManagedCluster {
-	labels := map[string]string{clusterv1beta2.ClusterSetLabel: ClusterSet, "name": name}
-	for k, v := range extraLabels {
-		labels[k] = v
-	}
-	return &clusterv1.ManagedCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Spec:       clusterv1.ManagedClusterSpec{HubAcceptsClient: true},
-	}
-}
-
-// managedClusterStatus is what the registration agent and controller report for a healthy cluster; the
-// placement controller only decides available clusters. No lease controller runs on this hub, so the status
-// stays as written.
-func managedClusterStatus(now metav1.Time) clusterv1.ManagedClusterStatus {
-	cond := func(t, reason string) metav1.Condition {
-		return metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: reason, Message: "Written by the e2e stack", LastTransitionTime: now}
-	}
-	res := clusterv1.ResourceList{
-		clusterv1.ResourceCPU:    resource.MustParse("32"),
-		clusterv1.ResourceMemory: resource.MustParse("256Gi"),
-	}
-	return clusterv1.ManagedClusterStatus{
-		Conditions: []metav1.Condition{
-			cond(clusterv1.ManagedClusterConditionHubAccepted, "HubClusterAdminAccepted"),
-			cond(clusterv1.ManagedClusterConditionJoined, "ManagedClusterJoined"),
-			cond(clusterv1.ManagedClusterConditionAvailable, "ManagedClusterAvailable"),
-		},
-		Capacity:    res,
-		Allocatable: res,
-	}
-}
-
-// clusterSet selects the spokes by the exclusive clusterset label.
-func clusterSet() *clusterv1beta2.ManagedClusterSet {
-	return &clusterv1beta2.ManagedClusterSet{
-		ObjectMeta: metav1.ObjectMeta{Name: ClusterSet},
-		Spec: clusterv1beta2.ManagedClusterSetSpec{
-			ClusterSelector: clusterv1beta2.ManagedClusterSelector{SelectorType: clusterv1beta2.ExclusiveClusterSetLabel},
-		},
-	}
-}
-
-// boundCondition is what OCM's registration controller writes on a binding whose set exists; the placement
-// controller ignores bindings without it.
-func boundCondition(now metav1.Time) metav1.Condition {
-	return metav1.Condition{
-		Type: clusterv1beta2.ClusterSetBindingBoundType, Status: metav1.ConditionTrue,
-		Reason: "ClusterSetBound", Message: "Written by the e2e stack", LastTransitionTime: now,
-	}
 }
 
 // kwokNode is a fake Node for kwok to run pods on. kwok fills in its status (Ready, capacity) and keeps its

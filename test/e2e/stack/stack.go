@@ -34,12 +34,12 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/proc"
 )
 
@@ -341,47 +341,22 @@ func (s *Stack) startHub(ctx context.Context) error {
 	return s.startProcess("hub-manager", s.opts.Binaries.Manager, manager, "KUBECONFIG="+s.Hub.Kubeconfig)
 }
 
-// register creates the ManagedClusterSet and, per spoke, its hub namespace and an accepted, available
-// ManagedCluster in the set.
+// register plays OCM's registration for the spokes (ocmsim.Join): the ManagedClusterSet and, per spoke, its
+// hub namespace and an accepted, available ManagedCluster in the set.
 func (s *Stack) register(ctx context.Context) error {
-	hub := s.Hub.Client
-	if err := hub.Create(ctx, clusterSet()); err != nil {
-		return fmt.Errorf("creating the ManagedClusterSet: %w", err)
-	}
+	names := make([]string, 0, len(s.Spokes))
 	for _, c := range s.Spokes {
-		if err := hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: c.Name}}); err != nil {
-			return fmt.Errorf("creating the namespace of %s: %w", c.Name, err)
-		}
-		mc := managedCluster(c.Name, s.opts.ClusterLabels)
-		if err := hub.Create(ctx, mc); err != nil {
-			return fmt.Errorf("creating the ManagedCluster %s: %w", c.Name, err)
-		}
-		mc.Status = managedClusterStatus(metav1.Now())
-		if err := hub.Status().Update(ctx, mc); err != nil {
-			return fmt.Errorf("writing the status of the ManagedCluster %s: %w", c.Name, err)
-		}
+		names = append(names, c.Name)
 	}
-	return nil
+	labels := func(string, int) map[string]string { return s.opts.ClusterLabels }
+	return ocmsim.Join(ctx, s.Hub.Client, names, ocmsim.JoinOptions{ClusterSet: ClusterSet, Labels: labels})
 }
 
 // BindClusterSet binds the set to a hub namespace (creating the namespace when missing), as bound by OCM's
-// registration controller, so Placements there can select the spokes.
+// registration controller (ocmsim.Bind), so Placements there can select the spokes.
 func (s *Stack) BindClusterSet(ctx context.Context, namespace string) error {
-	hub := s.Hub.Client
-	err := hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating the namespace %s: %w", namespace, err)
-	}
-	b := &clusterv1beta2.ManagedClusterSetBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: ClusterSet, Namespace: namespace},
-		Spec:       clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: ClusterSet},
-	}
-	if err := hub.Create(ctx, b); err != nil {
+	if err := ocmsim.Bind(ctx, s.Hub.Client, ClusterSet, namespace); err != nil {
 		return fmt.Errorf("binding the clusterset to %s: %w", namespace, err)
-	}
-	meta.SetStatusCondition(&b.Status.Conditions, boundCondition(metav1.Now()))
-	if err := hub.Status().Update(ctx, b); err != nil {
-		return fmt.Errorf("marking the binding in %s bound: %w", namespace, err)
 	}
 	return nil
 }

@@ -1,0 +1,77 @@
+package interpreter
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+)
+
+// Cache keeps the compiled generation of each interpreter, so its expressions are compiled once per
+// generation, not per reconcile or cluster. It is safe for concurrent use.
+type Cache struct {
+	mu      sync.Mutex
+	entries map[types.UID]cached
+}
+
+type cached struct {
+	generation  int64
+	interpreter *Interpreter
+	problem     *Problem
+}
+
+// NewCache returns an empty cache.
+func NewCache() *Cache {
+	return &Cache{entries: map[types.UID]cached{}}
+}
+
+// Get returns ri compiled (see Compile), compiling it when its UID and generation are new to the cache; a
+// generation that does not compile is not compiled again either. fallback is assumed to be the same for one
+// generation (the built-in interpreter of its target).
+func (c *Cache) Get(ri *workv1alpha1.ResourceInterpreter, fallback health.Interpreter) (*Interpreter, error) {
+	in, p := c.get(ri, fallback)
+	if p != nil {
+		return nil, p
+	}
+	return in, nil
+}
+
+func (c *Cache) get(ri *workv1alpha1.ResourceInterpreter, fallback health.Interpreter) (*Interpreter, *Problem) {
+	c.mu.Lock()
+	e, ok := c.entries[ri.UID]
+	c.mu.Unlock()
+	if !ok || e.generation != ri.Generation {
+		// Compiled outside the lock: two callers may compile the same generation at once, and both results
+		// are the same.
+		e = cached{generation: ri.Generation}
+		e.interpreter, e.problem = compileInterpreter(ri, fallback)
+		c.mu.Lock()
+		c.entries[ri.UID] = e
+		c.mu.Unlock()
+	}
+	return e.interpreter, e.problem
+}
+
+// Retain forgets the interpreters whose UIDs are not in live: those deleted.
+func (c *Cache) Retain(live []types.UID) {
+	keep := make(map[types.UID]bool, len(live))
+	for _, uid := range live {
+		keep[uid] = true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for uid := range c.entries {
+		if !keep[uid] {
+			delete(c.entries, uid)
+		}
+	}
+}
+
+// Len is the number of interpreters the cache holds.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}

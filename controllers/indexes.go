@@ -2,8 +2,10 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +22,9 @@ const (
 	// IndexClusterLabels indexes, under "true", the PlacementManifestWorks whose Weighted splits select clusters
 	// by label, so a ManagedCluster's label change reaches them.
 	IndexClusterLabels = "placementManifestWork.clusterLabels"
+	// IndexTemplateKind indexes a PlacementManifestWork by the group/kind of each manifest of its template, so a
+	// ResourceInterpreter's change reaches the PlacementManifestWorks with manifests of its kind.
+	IndexTemplateKind = "placementManifestWork.templateKind"
 	// IndexUnavailable indexes, under "true", the ManagedClusters that are not available, so a reconcile reads
 	// those instead of every cluster of the hub.
 	IndexUnavailable = "managedCluster.unavailable"
@@ -27,6 +32,9 @@ const (
 
 func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &workv1alpha1.PlacementManifestWork{}, IndexTemplateKind, templateKinds); err != nil {
+		return fmt.Errorf("indexing PlacementManifestWorks by the kinds of their manifests: %w", err)
+	}
 	if err := idx.IndexField(ctx, &workv1alpha1.PlacementManifestWork{}, IndexPlacement, func(o client.Object) []string {
 		return []string{o.(*workv1alpha1.PlacementManifestWork).PlacementName()}
 	}); err != nil {
@@ -63,3 +71,31 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	}
 	return nil
 }
+
+// templateKinds are the group/kind keys (templateKindKey) of a PlacementManifestWork's manifests; a manifest
+// that does not decode has none.
+func templateKinds(o client.Object) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range o.(*workv1alpha1.PlacementManifestWork).Spec.ManifestWorkTemplate.Workload.Manifests {
+		var head struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		}
+		if err := json.Unmarshal(m.Raw, &head); err != nil || head.Kind == "" {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(head.APIVersion)
+		if err != nil {
+			continue
+		}
+		if key := templateKindKey(gv.Group, head.Kind); !seen[key] {
+			seen[key] = true
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
+// templateKindKey is the IndexTemplateKind key of a group and kind.
+func templateKindKey(group, kind string) string { return kind + "." + group }

@@ -23,6 +23,7 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/metrics"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
@@ -58,6 +59,8 @@ type PlacementManifestWorkReconciler struct {
 	DecisionSettleTimeout time.Duration
 
 	memory memory
+	// interpreterCache compiles ResourceInterpreters once per generation (shared with their status controller).
+	interpreterCache *interpreter.Cache
 }
 
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=placementmanifestworks,verbs=get;list;watch;patch
@@ -150,6 +153,9 @@ func (r *PlacementManifestWorkReconciler) gather(ctx context.Context, pmw *workv
 		return nil, wait, nil
 	}
 	var err error
+	if obs.kinds, err = r.interpreters(ctx); err != nil {
+		return nil, 0, err
+	}
 	obs.template, err = planner.ParseTemplate(pmw)
 	if !errors.As(err, &obs.invalid) && err != nil {
 		return nil, 0, err

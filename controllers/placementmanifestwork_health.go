@@ -62,7 +62,7 @@ func withShares(base []health.ManifestInput, shares map[string]int32) []health.M
 			continue
 		}
 		share := int64(v)
-		out[i].Share = &share
+		out[i].Share, out[i].Fields = &share, fields
 		if fieldPath == workv1alpha1.DefaultSplitFieldPath {
 			out[i].Replicas = &share
 		}

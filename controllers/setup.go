@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter"
 )
 
 // Options tunes the controller.
@@ -31,12 +32,18 @@ type Options struct {
 	DecisionSettleTimeout time.Duration
 }
 
-// SetupWithManager registers the field indexes and the PlacementManifestWork controller with mgr.
+// SetupWithManager registers the field indexes, the PlacementManifestWork controller and the ResourceInterpreter
+// status controller with mgr.
 func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := setupIndexes(ctx, mgr); err != nil {
 		return err
 	}
+	cache := interpreter.NewCache()
+	if err := setupInterpreters(mgr, cache); err != nil {
+		return err
+	}
 	r := &PlacementManifestWorkReconciler{
+		interpreterCache:      cache,
 		Client:                mgr.GetClient(),
 		MaxConcurrentWrites:   opts.MaxConcurrentWrites,
 		MaxManifestBytes:      opts.MaxManifestBytes,
@@ -53,6 +60,8 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.byManagedCluster),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.LabelChangedPredicate{}, availabilityChanged()))).
 		Watches(&clusterv1alpha1.AddOnPlacementScore{}, handler.EnqueueRequestsFromMapFunc(r.byScore)).
+		Watches(&workv1alpha1.ResourceInterpreter{}, handler.EnqueueRequestsFromMapFunc(r.byInterpreter),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.MaxConcurrentReconciles, 1)}).
 		Complete(r)
 }

@@ -94,3 +94,12 @@ func byOwnerAnnotation(_ context.Context, o client.Object) []reconcile.Request {
 	}
 	return []reconcile.Request{{NamespacedName: owner}}
 }
+
+// byInterpreter maps a ResourceInterpreter to the PlacementManifestWorks with a manifest of its kind.
+func (r *PlacementManifestWorkReconciler) byInterpreter(ctx context.Context, o client.Object) []reconcile.Request {
+	ri, ok := o.(*workv1alpha1.ResourceInterpreter)
+	if !ok {
+		return nil
+	}
+	return r.requestsFor(ctx, client.MatchingFields{IndexTemplateKind: templateKindKey(ri.Spec.Target.Group, ri.Spec.Target.Kind)})
+}

@@ -153,15 +153,15 @@ const (
 	EventReasonReady = "Ready"
 )
 
-// The condition of a ResourceInterpreter and its reasons.
+// Reasons of a ResourceInterpreter's Ready condition (ConditionReady: True when the manager compiled the
+// interpreter and uses it for its kind), and of what its evaluation does to a PlacementManifestWork.
 const (
-	// ConditionInterpreterReady is True when the manager compiled the interpreter and uses it for its kind.
-	ConditionInterpreterReady = "Ready"
 	// ReasonInterpreterAccepted: the interpreter compiled and is in use for its kind.
 	ReasonInterpreterAccepted = "Accepted"
 	// ReasonInvalidExpression: a CEL expression does not compile, or does not return what its part needs.
 	ReasonInvalidExpression = "InvalidExpression"
-	// ReasonCostLimitExceeded: a CEL expression may cost more than the manager allows per evaluation.
+	// ReasonCostLimitExceeded: a CEL expression's estimated worst-case cost is over the manager's budget (an
+	// evaluation that runs over its runtime limit is InterpreterFailed instead).
 	ReasonCostLimitExceeded = "CostLimitExceeded"
 	// ReasonTargetConflict: another interpreter, older or earlier by name, already describes this kind and
 	// version; this one is not used.

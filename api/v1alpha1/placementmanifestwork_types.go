@@ -191,9 +191,10 @@ type SplitStrategy struct {
 	// +kubebuilder:default=Balance
 	Type SplitType `json:"type,omitempty"`
 
-	// fieldPath is the integer field that is divided, as a dotted path from the manifest's root.
+	// fieldPath is the integer field that is divided, as a dotted path from the manifest's root. When it is not
+	// set, the fields the kind's ResourceInterpreter names, else the built-in kind's (a Job's .spec.parallelism),
+	// else .spec.replicas. No default is stored, so an interpreter added later still applies.
 	// +optional
-	// +kubebuilder:default=".spec.replicas"
 	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:Pattern=`^(\.[A-Za-z0-9_-]+)+$`
 	FieldPath string `json:"fieldPath,omitempty"`
@@ -400,8 +401,8 @@ type ManifestSummary struct {
 	// +optional
 	Group string `json:"group,omitempty"`
 	Kind  string `json:"kind"`
-	// healthy is the number of clusters where the manifest is healthy, by the built-in interpretation of its
-	// kind, its condition rules, or else by being applied and available.
+	// healthy is the number of clusters where the manifest is healthy, by the interpretation of its kind (a
+	// ResourceInterpreter's or the built-in one), its condition rules, or else by being applied and available.
 	// +kubebuilder:validation:Minimum=-2147483648
 	// +kubebuilder:validation:Maximum=2147483647
 	Healthy int32 `json:"healthy"`

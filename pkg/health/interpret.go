@@ -129,6 +129,9 @@ type ManifestInput struct {
 	// kind's feedback says.
 	// nil when the manifest is not split.
 	Share *int64
+	// Fields, when the manifest is split, are the values this cluster's work carries at each split field, by
+	// dotted path: Delivered sets them on the template's manifest.
+	Fields map[string]int32
 
 	// FromWork is true for a manifest known only from the agent's report of the work (WorkManifests), not from a
 	// template: Manifest holds only its group, version, kind, name and namespace, so the replicas it asks for are
@@ -142,6 +145,24 @@ type ManifestInput struct {
 
 	// match, set by Inputs, finds ConditionRules again for the resource the agent reports.
 	match *ruleMatch
+}
+
+// Delivered is the manifest as delivered to this cluster: the template's, with the cluster's share at each
+// split field (a copy when there is any; the template's object itself, not to be modified, otherwise).
+func (in ManifestInput) Delivered() map[string]any {
+	if len(in.Fields) == 0 || in.Manifest.Object == nil {
+		if in.Manifest.Object == nil {
+			return nil
+		}
+		return in.Manifest.Object.Object
+	}
+	obj := in.Manifest.Object
+	for path, v := range in.Fields {
+		if set, err := template.SetIntField(obj, path, v); err == nil {
+			obj = set
+		}
+	}
+	return obj.Object
 }
 
 // Manifest decides the health of one manifest on one cluster.

@@ -159,3 +159,17 @@ func TestInterpretersManifestConfigs(t *testing.T) {
 		})
 	}
 }
+
+// TestDelivered: an interpreter sees the manifest as delivered, with the cluster's shares, and the template's
+// manifest is left as it is.
+func TestDelivered(t *testing.T) {
+	m := parse(t, `{"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"r"},"spec":{"head":2,"workers":9}}`)
+	in := ManifestInput{Manifest: m, Fields: map[string]int32{".spec.head": 1, ".spec.workers": 4}}
+	got := in.Delivered()["spec"]
+	if diff := cmp.Diff(map[string]any{"head": int64(1), "workers": int64(4)}, got); diff != "" {
+		t.Errorf("delivered spec (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]any{"head": int64(2), "workers": int64(9)}, m.Object.Object["spec"]); diff != "" {
+		t.Errorf("the template's manifest changed (-want +got):\n%s", diff)
+	}
+}

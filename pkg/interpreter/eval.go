@@ -56,10 +56,8 @@ func (i *Interpreter) Health(in health.ManifestInput, f health.Feedback) (health
 }
 
 func (i *Interpreter) evalHealth(in health.ManifestInput, f health.Feedback) (health.Verdict, error) {
-	var object map[string]any
-	if in.Manifest.Object != nil {
-		object = in.Manifest.Object.Object
-	}
+	// The manifest as delivered to this cluster: a split manifest carries the cluster's shares.
+	object := in.Delivered()
 	if object == nil {
 		object = map[string]any{}
 	}

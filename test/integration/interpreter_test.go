@@ -1,0 +1,217 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+)
+
+// databaseHealth judges a Database from its phase and ready instances against the cluster's share.
+const databaseHealth = `has(status.phase) && status.phase == 'Failed'
+  ? {'state': 'Degraded', 'reason': 'DatabaseFailed', 'message': 'the database failed'}
+  : (has(status.readyInstances) && status.readyInstances >= object.spec.instances ? {'state': 'Healthy'}
+  : {'state': 'Progressing', 'reason': 'InstancesStarting', 'message': 'instances are starting'})`
+
+var _ = Describe("ResourceInterpreter", func() {
+	var (
+		ctx   context.Context
+		ns    string
+		group string
+	)
+	T := metav1.ConditionTrue
+
+	// Every spec has its own kind, so interpreters of one spec never meet another's.
+	interpreterFor := func(name, expression string) *workv1alpha1.ResourceInterpreter {
+		return &workv1alpha1.ResourceInterpreter{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: workv1alpha1.ResourceInterpreterSpec{
+				Target:   workv1alpha1.InterpreterTarget{Group: group, Kind: "Database"},
+				Replicas: []string{".spec.instances"},
+				StatusFeedback: []workv1alpha1.InterpreterFeedback{
+					{Name: "readyInstances", JSONPath: ".status.readyInstances"},
+					{Name: "phase", JSONPath: ".status.phase"},
+				},
+				Health: &workv1alpha1.InterpreterHealth{Expression: expression},
+				Aggregation: []workv1alpha1.InterpreterAggregation{
+					{Feedback: "readyInstances", Operation: workv1alpha1.AggregationSum},
+					{Feedback: "phase", Operation: workv1alpha1.AggregationCount},
+				},
+			},
+		}
+	}
+	database := func(instances int) map[string]any {
+		return map[string]any{
+			"apiVersion": group + "/v1", "kind": "Database",
+			"metadata": map[string]any{"name": "orders", "namespace": "default"},
+			"spec":     map[string]any{"instances": instances},
+		}
+	}
+	ready := func(g Gomega, ri *workv1alpha1.ResourceInterpreter) *metav1.Condition {
+		got := &workv1alpha1.ResourceInterpreter{}
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(ri), got)).To(Succeed())
+		c := meta.FindStatusCondition(got.Status.Conditions, workv1alpha1.ConditionReady)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.ObservedGeneration).To(Equal(got.Generation))
+		return c
+	}
+	// report acts as one cluster's work agent: applied, and the feedback values(instances) for the Database.
+	report := func(pmw *workv1alpha1.PlacementManifestWork, cluster string, values func(instances int) map[string]any) {
+		Eventually(func(g Gomega) {
+			w := &workv1.ManifestWork{}
+			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: cluster, Name: manifestwork.WorkName(manifestwork.Owner(pmw))}, w)).To(Succeed())
+			obj := map[string]any{}
+			g.Expect(json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &obj)).To(Succeed())
+			instances := int(obj["spec"].(map[string]any)["instances"].(float64))
+			framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T})
+			prefixed := map[string]any{}
+			for k, v := range values(instances) {
+				prefixed[health.FeedbackPrefix+k] = v
+			}
+			framework.Feedback(w, 0, prefixed)
+			g.Expect(k8s.Status().Update(ctx, w)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+	}
+
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = fw.NewNamespace("interpreter")
+		group = "db-" + rand.String(6) + ".example.io"
+		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
+	})
+
+	It("splits a custom kind by its replicas field, asks for its feedback, judges its health and aggregates its status", func() {
+		ri := interpreterFor("databases-"+rand.String(5), databaseHealth)
+		Expect(k8s.Create(ctx, ri)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, ri))).To(Succeed()) })
+		Eventually(func(g Gomega) {
+			c := ready(g, ri)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
+			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonInterpreterAccepted))
+		}, timeout, interval).Should(Succeed())
+
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		// No fieldPath: the interpreter says .spec.instances.
+		pmw := framework.MakePMW("orders", ns).Placement("p").Manifest(database(5)).
+			Strategy(workv1alpha1.DistributionStrategy{Name: "orders", Namespace: "default", Kind: "Database", Type: workv1alpha1.DistributionSplit,
+				Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}}).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionDistributed)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
+			g.Expect(shares(g, pmw, "Database", "spec", "instances")).To(SatisfyAll(HaveLen(2), WithTransform(func(m map[string]int64) int64 {
+				return m[clusters[0]] + m[clusters[1]]
+			}, Equal(int64(5)))))
+			for _, w := range fw.WorksOf(g, pmw) {
+				var paths []string
+				for _, c := range w.Spec.ManifestConfigs {
+					for _, r := range c.FeedbackRules {
+						for _, p := range r.JsonPaths {
+							paths = append(paths, p.Name+"="+p.Path)
+						}
+					}
+				}
+				g.Expect(paths).To(ConsistOf(health.FeedbackPrefix+"readyInstances=.status.readyInstances", health.FeedbackPrefix+"phase=.status.phase"))
+			}
+		}, timeout, interval).Should(Succeed())
+
+		By("one cluster runs its share, the other is still starting: progressing, judged by the interpreter")
+		report(pmw, clusters[0], func(n int) map[string]any { return map[string]any{"readyInstances": n, "phase": "Ready"} })
+		report(pmw, clusters[1], func(n int) map[string]any { return map[string]any{"readyInstances": n - 1, "phase": "Provisioning"} })
+		Eventually(func(g Gomega) {
+			got := fw.Current(g, pmw)
+			g.Expect(got.Status.PlacedManifestWorkSummary.Available).To(Equal(int32(1)))
+			g.Expect(got.Status.PlacedManifestWorkSummary.Progressing).To(Equal(int32(1)))
+			g.Expect(got.Status.UnhealthyClusters).To(ConsistOf(HaveField("Message", ContainSubstring("instances are starting"))))
+		}, timeout, interval).Should(Succeed())
+
+		By("the second cluster's database fails: degraded with the interpreter's reason, and the status aggregates")
+		report(pmw, clusters[1], func(int) map[string]any { return map[string]any{"readyInstances": 0, "phase": "Failed"} })
+		Eventually(func(g Gomega) {
+			got := fw.Current(g, pmw)
+			s := shares(g, pmw, "Database", "spec", "instances")
+			g.Expect(got.Status.PlacedManifestWorkSummary.Degraded).To(Equal(int32(1)))
+			g.Expect(got.Status.UnhealthyClusters).To(ConsistOf(SatisfyAll(
+				HaveField("Cluster", clusters[1]), HaveField("State", workv1alpha1.ClusterDegraded),
+				HaveField("Message", ContainSubstring("the database failed")))))
+			g.Expect(got.Status.Manifests).To(HaveLen(1))
+			g.Expect(got.Status.Manifests[0].Aggregated).To(Equal([]workv1alpha1.AggregatedField{
+				{Name: "phase", Operation: workv1alpha1.AggregationCount, Clusters: 2, Counts: []workv1alpha1.ValueCount{{Value: "Failed", Clusters: 1}, {Value: "Ready", Clusters: 1}}},
+				{Name: "readyInstances", Operation: workv1alpha1.AggregationSum, Clusters: 2, Value: ptrTo(s[clusters[0]])},
+			}))
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("reports an interpreter that does not compile on its own status and leaves the PlacementManifestWorks of its kind as without one", func() {
+		ri := interpreterFor("broken-"+rand.String(5), "status.readyInstances >")
+		Expect(k8s.Create(ctx, ri)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, ri))).To(Succeed()) })
+		Eventually(func(g Gomega) {
+			c := ready(g, ri)
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonInvalidExpression))
+			g.Expect(c.Message).To(ContainSubstring("spec.health.expression"))
+		}, timeout, interval).Should(Succeed())
+
+		clusters := fw.NewClusters(1)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		pmw := framework.MakePMW("orders", ns).Placement("p").Manifest(database(2)).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		// Without a usable interpreter the kind is judged as any unknown kind: applied and available.
+		report(pmw, clusters[0], func(int) map[string]any { return nil })
+		Eventually(func(g Gomega) {
+			got := fw.Current(g, pmw)
+			g.Expect(got.Status.PlacedManifestWorkSummary.Available).To(Equal(int32(1)))
+			for _, w := range fw.WorksOf(g, pmw) {
+				g.Expect(w.Spec.ManifestConfigs).To(BeEmpty(), "no feedback is asked for by an interpreter that is not used")
+			}
+		}, timeout, interval).Should(Succeed())
+
+		By("fixing the expression puts the interpreter to use: the PlacementManifestWork asks for its feedback")
+		Eventually(func(g Gomega) {
+			cur := &workv1alpha1.ResourceInterpreter{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(ri), cur)).To(Succeed())
+			cur.Spec.Health.Expression = databaseHealth
+			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(ready(g, ri).Status).To(Equal(metav1.ConditionTrue))
+			for _, w := range fw.WorksOf(g, pmw) {
+				g.Expect(w.Spec.ManifestConfigs).To(HaveLen(1))
+			}
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("gives the kind to the older of two interpreters and tells the other why it is not used", func() {
+		first := interpreterFor("first-"+rand.String(5), databaseHealth)
+		Expect(k8s.Create(ctx, first)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, first))).To(Succeed()) })
+		Eventually(func(g Gomega) { g.Expect(ready(g, first).Status).To(Equal(metav1.ConditionTrue)) }, timeout, interval).Should(Succeed())
+		second := interpreterFor("second-"+rand.String(5), databaseHealth)
+		Expect(k8s.Create(ctx, second)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, second))).To(Succeed()) })
+		Eventually(func(g Gomega) {
+			c := ready(g, second)
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonTargetConflict))
+			g.Expect(c.Message).To(ContainSubstring(first.Name))
+			g.Expect(ready(g, first).Status).To(Equal(metav1.ConditionTrue))
+		}, timeout, interval).Should(Succeed())
+	})
+})
+
+func ptrTo[T any](v T) *T { return &v }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/interpreterwebhook"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter"
 )
 
@@ -38,7 +39,8 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := setupIndexes(ctx, mgr); err != nil {
 		return err
 	}
-	cache := interpreter.NewCache()
+	// Interpreters call their webhooks through one client, answers remembered by question.
+	cache := interpreter.NewCacheWithWebhooks(&interpreterwebhook.Caller{Client: &interpreterwebhook.Client{}})
 	if err := setupInterpreters(mgr, cache); err != nil {
 		return err
 	}

@@ -14,6 +14,8 @@ import (
 type Cache struct {
 	mu      sync.Mutex
 	entries map[types.UID]cached
+	// webhooks calls the interpreters' webhooks; nil: a webhook fails as unreachable.
+	webhooks Webhooks
 }
 
 type cached struct {
@@ -25,6 +27,11 @@ type cached struct {
 // NewCache returns an empty cache.
 func NewCache() *Cache {
 	return &Cache{entries: map[types.UID]cached{}}
+}
+
+// NewCacheWithWebhooks returns an empty cache whose interpreters call their webhooks through w.
+func NewCacheWithWebhooks(w Webhooks) *Cache {
+	return &Cache{entries: map[types.UID]cached{}, webhooks: w}
 }
 
 // Get returns ri compiled (see Compile), compiling it when its UID and generation are new to the cache; a
@@ -46,7 +53,7 @@ func (c *Cache) get(ri *workv1alpha1.ResourceInterpreter, fallback health.Interp
 		// Compiled outside the lock: two callers may compile the same generation at once, and both results
 		// are the same.
 		e = cached{generation: ri.Generation}
-		e.interpreter, e.problem = compileInterpreter(ri, fallback)
+		e.interpreter, e.problem = compileInterpreter(ri, fallback, c.webhooks)
 		c.mu.Lock()
 		c.entries[ri.UID] = e
 		c.mu.Unlock()

@@ -34,6 +34,23 @@ var reasonPattern = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$
 // opinion without one). An expression that fails, costs too much or returns something else than a state is a
 // Degraded verdict with InterpreterFailed.
 func (i *Interpreter) Health(in health.ManifestInput, f health.Feedback) (health.Verdict, bool) {
+	if i.serves(workv1alpha1.OperationInterpretHealth) {
+		v, err := i.webhookHealth(in, f)
+		switch {
+		case err == nil:
+			if v.Message != "" {
+				v.Message = truncate(in.Manifest.ID() + ": " + v.Message)
+			}
+			return v, true
+		case !i.ignoreFailures():
+			return health.Verdict{
+				State:   health.Degraded,
+				Reason:  workv1alpha1.ReasonInterpreterFailed,
+				Message: truncate(fmt.Sprintf("%s: %s: webhook InterpretHealth: %v", in.Manifest.ID(), i.Name(), err)),
+			}, true
+		}
+		// Ignore: the declarative parts and the built-in interpretation judge instead.
+	}
 	if i.health == nil {
 		if i.fallback == nil {
 			return health.Verdict{}, false
@@ -180,6 +197,16 @@ var dependencyKinds = []string{"ConfigMap", "Secret", "ServiceAccount"}
 // objects it needs, sorted and without duplicates; none without an expression. The error is a *Problem with
 // InterpreterFailed that names the interpreter and the entry at fault.
 func (i *Interpreter) Dependencies(obj map[string]any) ([]Dependency, error) {
+	if i.serves(workv1alpha1.OperationInterpretDependency) {
+		deps, err := i.webhookDependencies(obj)
+		switch {
+		case err == nil:
+			return deps, nil
+		case !i.ignoreFailures():
+			return nil, &Problem{Reason: workv1alpha1.ReasonInterpreterFailed,
+				Message: truncate(fmt.Sprintf("%s: webhook InterpretDependency: %v", i.Name(), err))}
+		}
+	}
 	if i.dependencies == nil {
 		return nil, nil
 	}

@@ -44,6 +44,10 @@ type Interpreter struct {
 
 	health       cel.Program // nil: the fallback's health
 	dependencies cel.Program // nil: none
+
+	// hook is the webhook, nil without one; webhooks calls it.
+	hook     *workv1alpha1.InterpreterWebhook
+	webhooks Webhooks
 }
 
 var _ health.Interpreter = (*Interpreter)(nil)
@@ -51,14 +55,14 @@ var _ health.Interpreter = (*Interpreter)(nil)
 // Compile validates ri and compiles its expressions. fallback is the built-in interpreter of its kind
 // (health.Builtin), nil when there is none: it serves every part ri leaves out. The error is a *Problem.
 func Compile(ri *workv1alpha1.ResourceInterpreter, fallback health.Interpreter) (*Interpreter, error) {
-	in, p := compileInterpreter(ri, fallback)
+	in, p := compileInterpreter(ri, fallback, nil)
 	if p != nil {
 		return nil, p
 	}
 	return in, nil
 }
 
-func compileInterpreter(ri *workv1alpha1.ResourceInterpreter, fallback health.Interpreter) (*Interpreter, *Problem) {
+func compileInterpreter(ri *workv1alpha1.ResourceInterpreter, fallback health.Interpreter, webhooks Webhooks) (*Interpreter, *Problem) {
 	s := &ri.Spec
 	in := &Interpreter{
 		name:        ri.Name,
@@ -66,6 +70,8 @@ func compileInterpreter(ri *workv1alpha1.ResourceInterpreter, fallback health.In
 		replicas:    slices.Clone(s.Replicas),
 		aggregation: slices.Clone(s.Aggregation),
 		retain:      slices.Clone(s.Retain),
+		hook:        s.Webhook.DeepCopy(),
+		webhooks:    webhooks,
 	}
 	for i, p := range s.Replicas {
 		if _, err := template.FieldPathKeys(p); err != nil {
@@ -257,4 +263,6 @@ func (i *Interpreter) Retain() []string {
 }
 
 // HasDependencies reports whether the interpreter names the hub objects a manifest needs.
-func (i *Interpreter) HasDependencies() bool { return i.dependencies != nil }
+func (i *Interpreter) HasDependencies() bool {
+	return i.dependencies != nil || i.serves(workv1alpha1.OperationInterpretDependency)
+}

@@ -44,7 +44,7 @@ func Resolve(list []workv1alpha1.ResourceInterpreter, cache *Cache) (*health.Int
 		if cache != nil {
 			in, p = cache.get(ri, health.Builtin(gk))
 		} else {
-			in, p = compileInterpreter(ri, health.Builtin(gk))
+			in, p = compileInterpreter(ri, health.Builtin(gk), nil)
 		}
 		if p != nil {
 			problems[ri.Name] = p

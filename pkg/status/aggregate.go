@@ -8,6 +8,7 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
 
 // MaxCountedValues bounds the values a Count aggregation lists, most reported first.
@@ -108,4 +109,41 @@ func scalarText(v workv1.FieldValue) (string, bool) {
 		return strconv.FormatBool(*v.Boolean), true
 	}
 	return "", false
+}
+
+// statusAggregator is an interpreter that rolls reported values up itself (a ResourceInterpreter's webhook
+// answering AggregateStatus). ok is false when it does not; an error is a failure under its Fail policy.
+type statusAggregator interface {
+	AggregateStatus(m template.Manifest, clusters []string, feedback []health.Feedback) (fields []workv1alpha1.AggregatedField, ok bool, err error)
+}
+
+// withAggregatedStatus adds what the aggregator answers for manifest i to the declarative fields; an answer's
+// field replaces a declarative one of the same name. Under a Fail policy a failed answer adds nothing, so
+// status never shows a roll-up nobody computed.
+func withAggregatedStatus(fields []workv1alpha1.AggregatedField, a statusAggregator, m template.Manifest, i int, outcomes []ClusterOutcome) []workv1alpha1.AggregatedField {
+	var clusters []string
+	var feedback []health.Feedback
+	for _, o := range outcomes {
+		if i < len(o.Manifests) && o.Manifests[i].Feedback != nil {
+			clusters = append(clusters, o.Cluster)
+			feedback = append(feedback, o.Manifests[i].Feedback)
+		}
+	}
+	answered, ok, err := a.AggregateStatus(m, clusters, feedback)
+	if !ok || err != nil {
+		return fields
+	}
+	byName := map[string]int{}
+	for n, f := range fields {
+		byName[f.Name] = n
+	}
+	for _, f := range answered {
+		if n, dup := byName[f.Name]; dup {
+			fields[n] = f
+			continue
+		}
+		fields = append(fields, f)
+	}
+	sort.Slice(fields, func(x, y int) bool { return fields[x].Name < fields[y].Name })
+	return fields
 }

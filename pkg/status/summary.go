@@ -98,6 +98,9 @@ func Aggregate(outcomes []ClusterOutcome, manifests []template.Manifest, kinds *
 		}
 		sort.Slice(r.Manifests[i].Feedback, func(a, b int) bool { return r.Manifests[i].Feedback[a].Name < r.Manifests[i].Feedback[b].Name })
 		r.Manifests[i].Aggregated = aggregators[i].result()
+		if k, ok := kinds.For(manifests[i].GVK).(statusAggregator); ok {
+			r.Manifests[i].Aggregated = withAggregatedStatus(r.Manifests[i].Aggregated, k, manifests[i], i, outcomes)
+		}
 	}
 
 	sort.Slice(unhealthy, func(a, b int) bool {

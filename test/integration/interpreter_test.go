@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	dbwebhook "github.com/open-cluster-management-io/placement-manifestwork/internal/interpreterwebhook/database"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/interpreterwebhook/webhooktest"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
@@ -193,6 +195,77 @@ var _ = Describe("ResourceInterpreter", func() {
 			for _, w := range fw.WorksOf(g, pmw) {
 				g.Expect(w.Spec.ManifestConfigs).To(HaveLen(1))
 			}
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("asks a webhook served over TLS for health and the roll-up, and reports it when it stops answering", func() {
+		cert := webhooktest.NewCertificate(GinkgoT(), "127.0.0.1")
+		server := webhooktest.NewTLSServer(GinkgoT(), cert, dbwebhook.Handler())
+		group = dbwebhook.Group
+		ri := &workv1alpha1.ResourceInterpreter{
+			ObjectMeta: metav1.ObjectMeta{Name: "databases-webhook-" + rand.String(5)},
+			Spec: workv1alpha1.ResourceInterpreterSpec{
+				Target:   workv1alpha1.InterpreterTarget{Group: dbwebhook.Group, Kind: dbwebhook.Kind},
+				Replicas: []string{".spec.replicas"},
+				StatusFeedback: []workv1alpha1.InterpreterFeedback{
+					{Name: dbwebhook.FeedbackReadyInstances, JSONPath: ".status.readyInstances"},
+					{Name: dbwebhook.FeedbackPhase, JSONPath: ".status.phase"},
+				},
+				Webhook: &workv1alpha1.InterpreterWebhook{URL: &server.URL, CABundle: cert.CA,
+					Operations: []workv1alpha1.InterpreterOperation{workv1alpha1.OperationInterpretHealth, workv1alpha1.OperationAggregateStatus}},
+			},
+		}
+		Expect(k8s.Create(ctx, ri)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, ri))).To(Succeed()) })
+		Eventually(func(g Gomega) { g.Expect(ready(g, ri).Status).To(Equal(metav1.ConditionTrue)) }, timeout, interval).Should(Succeed())
+
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		db := map[string]any{
+			"apiVersion": dbwebhook.Group + "/v1", "kind": dbwebhook.Kind,
+			"metadata": map[string]any{"name": "orders", "namespace": "default"},
+			"spec":     map[string]any{"replicas": 4},
+		}
+		pmw := framework.MakePMW("orders", ns).Placement("p").Manifest(db).
+			Strategy(workv1alpha1.DistributionStrategy{Name: "orders", Namespace: "default", Kind: dbwebhook.Kind, Type: workv1alpha1.DistributionSplit,
+				Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}}).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) { g.Expect(fw.WorksOf(g, pmw)).To(HaveLen(2)) }, timeout, interval).Should(Succeed())
+
+		reportDB := func(cluster string, values func(replicas int) map[string]any) {
+			Eventually(func(g Gomega) {
+				w := &workv1.ManifestWork{}
+				g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: cluster, Name: manifestwork.WorkName(manifestwork.Owner(pmw))}, w)).To(Succeed())
+				obj := map[string]any{}
+				g.Expect(json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &obj)).To(Succeed())
+				framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T})
+				prefixed := map[string]any{}
+				for k, v := range values(int(obj["spec"].(map[string]any)["replicas"].(float64))) {
+					prefixed[health.FeedbackPrefix+k] = v
+				}
+				framework.Feedback(w, 0, prefixed)
+				g.Expect(k8s.Status().Update(ctx, w)).To(Succeed())
+			}, timeout, interval).Should(Succeed())
+		}
+		reportDB(clusters[0], func(n int) map[string]any { return map[string]any{"readyInstances": n, "phase": dbwebhook.PhaseReady} })
+		reportDB(clusters[1], func(int) map[string]any { return map[string]any{"readyInstances": 0, "phase": dbwebhook.PhaseFailed} })
+		Eventually(func(g Gomega) {
+			got := fw.Current(g, pmw)
+			g.Expect(got.Status.PlacedManifestWorkSummary.Available).To(Equal(int32(1)))
+			g.Expect(got.Status.UnhealthyClusters).To(ConsistOf(SatisfyAll(HaveField("Cluster", clusters[1]),
+				HaveField("State", workv1alpha1.ClusterDegraded), HaveField("Message", ContainSubstring("phase Failed")))))
+			g.Expect(got.Status.Manifests[0].Aggregated).To(ContainElement(SatisfyAll(
+				HaveField("Name", dbwebhook.FeedbackPhase), HaveField("Operation", workv1alpha1.AggregationCount), HaveField("Clusters", int32(2)))))
+		}, timeout, interval).Should(Succeed())
+
+		By("the webhook stops answering: under the Fail policy the cluster it judges is degraded, naming the webhook")
+		server.Close()
+		reportDB(clusters[0], func(n int) map[string]any { return map[string]any{"readyInstances": n, "phase": dbwebhook.PhaseProvisioning} })
+		Eventually(func(g Gomega) {
+			got := fw.Current(g, pmw)
+			g.Expect(got.Status.PlacedManifestWorkSummary.Degraded).To(Equal(int32(2)))
+			g.Expect(got.Status.UnhealthyClusters).To(ContainElement(SatisfyAll(HaveField("Cluster", clusters[0]),
+				HaveField("Message", ContainSubstring("webhook InterpretHealth")))))
 		}, timeout, interval).Should(Succeed())
 	})
 

@@ -14,9 +14,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"testing"
 	"time"
 )
+
+// T is what the helpers need of a test: testing.TB, or Ginkgo's GinkgoT().
+type T interface {
+	Helper()
+	Fatal(args ...any)
+	Cleanup(func())
+}
 
 // Certificate is a serving certificate and the authority that signed it, in PEM.
 type Certificate struct {
@@ -28,7 +34,7 @@ type Certificate struct {
 
 // NewCertificate makes an authority and a serving certificate for the hosts (DNS names or IP addresses),
 // valid for an hour.
-func NewCertificate(t testing.TB, hosts ...string) Certificate {
+func NewCertificate(t T, hosts ...string) Certificate {
 	t.Helper()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -87,7 +93,7 @@ func NewCertificate(t testing.TB, hosts ...string) Certificate {
 }
 
 // NewTLSServer serves the handler over TLS with the certificate; the test closes it.
-func NewTLSServer(t testing.TB, cert Certificate, handler http.Handler) *httptest.Server {
+func NewTLSServer(t T, cert Certificate, handler http.Handler) *httptest.Server {
 	t.Helper()
 	pair, err := tls.X509KeyPair(cert.Cert, cert.Key)
 	if err != nil {

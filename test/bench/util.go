@@ -5,11 +5,6 @@ import (
 	"os"
 	"strconv"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	workv1 "open-cluster-management.io/api/work/v1"
-
-	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
 var runStart = time.Now()
@@ -20,11 +15,3 @@ func logf(format string, args ...any) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-func frameworkWorkConditions(w *workv1.ManifestWork, s map[string]metav1.ConditionStatus) {
-	framework.WorkConditions(w, s)
-}
-
-func frameworkFeedback(w *workv1.ManifestWork, ordinal int, values map[string]any) {
-	framework.Feedback(w, ordinal, values)
-}

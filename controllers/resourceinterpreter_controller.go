@@ -35,7 +35,7 @@ type ResourceInterpreterReconciler struct {
 // allInterpreters is the one request every ResourceInterpreter event maps to.
 var allInterpreters = reconcile.Request{NamespacedName: types.NamespacedName{Name: "all"}}
 
-// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=resourceinterpreters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=resourceinterpreters,verbs=list;watch
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=resourceinterpreters/status,verbs=update
 
 // Reconcile writes the Ready condition of every ResourceInterpreter whose condition changed.

@@ -59,7 +59,7 @@ func TestHelmTemplateDefaultValues(t *testing.T) {
 	ns := restrictedNamespace(t, c, "pmw-default")
 	objs := render(t, "placement-manifestwork", ns)
 
-	if got, want := kinds(objs), []string{"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Deployment",
+	if got, want := kinds(objs), []string{"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "CustomResourceDefinition", "Deployment",
 		"PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"}; !slices.Equal(got, want) {
 		t.Errorf("rendered kinds %v, want %v", got, want)
 	}
@@ -119,7 +119,7 @@ func TestHelmTemplateCustomValues(t *testing.T) {
 	ns := restrictedNamespace(t, c, "pmw-custom")
 	objs := render(t, "custom", ns, "--values", customValues)
 
-	if got, want := kinds(objs), []string{"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Deployment",
+	if got, want := kinds(objs), []string{"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "CustomResourceDefinition", "Deployment",
 		"PrometheusRule", "Service", "ServiceAccount", "ServiceMonitor"}; !slices.Equal(got, want) {
 		t.Errorf("rendered kinds %v, want %v (no leader election Role, no PodDisruptionBudget)", got, want)
 	}
@@ -197,7 +197,7 @@ func TestHelmTemplateWithoutRBAC(t *testing.T) {
 	ns := restrictedNamespace(t, c, "pmw-norbac")
 	objs := render(t, "placement-manifestwork", ns, "--set", "rbac.create=false", "--set", "serviceAccount.create=false",
 		"--set", "serviceAccount.name=existing", "--set", "metrics.service.enabled=false")
-	if got, want := kinds(objs), []string{"CustomResourceDefinition", "Deployment", "PodDisruptionBudget"}; !slices.Equal(got, want) {
+	if got, want := kinds(objs), []string{"CustomResourceDefinition", "CustomResourceDefinition", "Deployment", "PodDisruptionBudget"}; !slices.Equal(got, want) {
 		t.Errorf("rendered kinds %v, want %v", got, want)
 	}
 	d := convert[appsv1.Deployment](t, one(t, objs, "Deployment"))

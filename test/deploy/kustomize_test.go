@@ -15,7 +15,7 @@ func TestKustomizeDefault(t *testing.T) {
 	objs := kustomize(t, "config/default")
 	c, w := hubClient(t)
 
-	if got, want := kinds(objs), []string{"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Deployment",
+	if got, want := kinds(objs), []string{"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "CustomResourceDefinition", "Deployment",
 		"Namespace", "Role", "RoleBinding", "Service", "ServiceAccount"}; !slices.Equal(got, want) {
 		t.Errorf("rendered kinds %v, want %v", got, want)
 	}

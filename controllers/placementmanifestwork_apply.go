@@ -14,6 +14,7 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/metrics"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/parallel"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 )
 
@@ -147,36 +148,7 @@ func (r *PlacementManifestWorkReconciler) adopt(ctx context.Context, pmw *workv1
 
 // parallel runs fn for 0..n-1 with at most MaxConcurrentWrites at once and returns the errors.
 func (r *PlacementManifestWorkReconciler) parallel(ctx context.Context, n int, fn func(i int) error) []error {
-	limit := r.MaxConcurrentWrites
-	if limit < 1 {
-		limit = 1
-	}
-	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
-	)
-	sem := make(chan struct{}, limit)
-	for i := range n {
-		if err := ctx.Err(); err != nil {
-			mu.Lock()
-			errs = append(errs, err)
-			mu.Unlock()
-			break
-		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func(i int) {
-			defer func() { <-sem; wg.Done() }()
-			if err := fn(i); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}(i)
-	}
-	wg.Wait()
-	return errs
+	return parallel.Run(ctx, n, max(r.MaxConcurrentWrites, 1), fn)
 }
 
 // delivered is the record of the shares delivered after a reconcile's writes: what it wrote, and for the other

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,37 +11,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
+	parallelrun "github.com/open-cluster-management-io/placement-manifestwork/internal/parallel"
 )
 
 func clusterName(i int) string { return fmt.Sprintf("cluster-%05d", i) }
 
-// parallel runs fn for 0..n-1, at most limit at once (0: all at once), and joins the errors.
+// parallel runs fn for 0..n-1, at most limit at once (0: all at once), and joins the first five errors.
 func parallel(n, limit int, fn func(i int) error) error {
-	if limit <= 0 {
-		limit = n
-	}
-	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
-	)
-	sem := make(chan struct{}, max(limit, 1))
-	for i := range n {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func(i int) {
-			defer func() { <-sem; wg.Done() }()
-			if err := fn(i); err != nil {
-				mu.Lock()
-				if len(errs) < 5 {
-					errs = append(errs, err)
-				}
-				mu.Unlock()
-			}
-		}(i)
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	errs := parallelrun.Run(context.Background(), n, limit, fn)
+	return errors.Join(errs[:min(len(errs), 5)]...)
 }
 
 // fleet is the hub's pool of clusters: a namespace and an available ManagedCluster each, created once and

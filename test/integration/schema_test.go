@@ -26,6 +26,7 @@ import (
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/parallel"
 )
 
 // The property: whatever the API server admits into a PlacementManifestWork, the manager can decode. One
@@ -111,7 +112,7 @@ var _ = Describe("PlacementManifestWork schema", func() {
 			})
 		}
 		By(fmt.Sprintf("writing %d objects and status patches", len(jobs)))
-		runParallel(8, jobs)
+		parallel.Run(ctx, len(jobs), 8, func(i int) error { jobs[i](); return nil })
 		By("listing")
 
 		// The manager's informer lists every PlacementManifestWork at once: one bad item fails them all.
@@ -267,26 +268,6 @@ func (t *schemaTally) describe() string {
 		fmt.Fprintf(&b, "%s: %s; values: %s\n", l, t.problems[l][0], strings.Join(t.problems[l][1:], " "))
 	}
 	return b.String()
-}
-
-// runParallel runs the jobs on n goroutines and waits for them.
-func runParallel(n int, jobs []func()) {
-	ch := make(chan func())
-	var wg sync.WaitGroup
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for job := range ch {
-				job()
-			}
-		}()
-	}
-	for _, job := range jobs {
-		ch <- job
-	}
-	close(ch)
-	wg.Wait()
 }
 
 // containersUnder are the containers below the top-level field top.

@@ -13,9 +13,7 @@ package deploy
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,12 +28,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/yamlobjects"
 )
 
 const (
@@ -212,22 +210,11 @@ func describe(o *unstructured.Unstructured) string {
 // decodeAll splits a multi-document YAML stream into objects, skipping empty documents.
 func decodeAll(t *testing.T, data []byte) []*unstructured.Unstructured {
 	t.Helper()
-	var out []*unstructured.Unstructured
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		obj := map[string]any{}
-		err := dec.Decode(&obj)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			t.Fatalf("decoding YAML: %v", err)
-		}
-		if len(obj) > 0 {
-			out = append(out, &unstructured.Unstructured{Object: obj})
-		}
+	objs, err := yamlobjects.DecodeBytes(data, "the YAML")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return objs
 }
 
 func ofKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -42,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/proc"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
@@ -615,12 +615,11 @@ func impersonatingKubeconfig(t *testing.T, ns, name string) string {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := proc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // httpGet fails unless url answers 200 with a body containing want.

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -10,13 +9,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/yamlobjects"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
@@ -98,25 +96,12 @@ var _ = Describe("PlacementManifestWork schema validation", func() {
 		for _, f := range files {
 			data, err := os.ReadFile(f)
 			Expect(err).NotTo(HaveOccurred())
-			for _, obj := range decodeAll(data) {
+			objs, err := yamlobjects.DecodeBytes(data, f)
+			Expect(err).NotTo(HaveOccurred())
+			for _, obj := range objs {
 				obj.SetNamespace(ns)
 				Expect(k8s.Create(context.Background(), obj, client.DryRunAll)).To(Succeed(), "%s: %s", filepath.Base(f), obj.GetName())
 			}
 		}
 	})
 })
-
-func decodeAll(data []byte) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := dec.Decode(&obj.Object); err != nil {
-			break
-		}
-		if len(obj.Object) > 0 {
-			out = append(out, obj)
-		}
-	}
-	return out
-}

@@ -7,9 +7,7 @@ package policies
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,6 +25,7 @@ import (
 
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/yamlobjects"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework/suite"
 )
 
@@ -85,18 +84,11 @@ func kustomizationObjects(dir string) ([]*unstructured.Unstructured, error) {
 		if err != nil {
 			return nil, err
 		}
-		dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-		for {
-			obj := &unstructured.Unstructured{}
-			if err := dec.Decode(&obj.Object); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				return nil, fmt.Errorf("%s: %w", r, err)
-			}
-			if len(obj.Object) > 0 {
-				out = append(out, obj)
-			}
+		objs, err := yamlobjects.DecodeBytes(b, r)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, objs...)
 	}
 	return out, nil
 }

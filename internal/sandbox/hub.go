@@ -5,20 +5,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 
-	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 )
 
-// Scheme is the manager's scheme plus the ManagedClusterSet types the sandbox writes and the manager never reads.
-func Scheme() *runtime.Scheme {
-	s := controllers.Scheme()
-	if err := clusterv1beta2.Install(s); err != nil {
-		panic(err) // adding static types cannot fail at run time
-	}
-	return s
-}
+// Scheme is the hub's scheme: the manager's and the ManagedClusterSet types (ocmsim.Scheme).
+func Scheme() *runtime.Scheme { return ocmsim.Scheme() }
 
 // hub is a running kube-apiserver and etcd with the PlacementManifestWork and OCM CRDs.
 type hub struct {

@@ -10,10 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 
-	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 )
 
 const (
@@ -33,13 +32,7 @@ const (
 )
 
 // HubScheme has every type the stack and the tests read on the hub: the manager's and ManagedClusterSets.
-func HubScheme() *runtime.Scheme {
-	s := controllers.Scheme()
-	if err := clusterv1beta2.Install(s); err != nil {
-		panic(err) // adding static types cannot fail at run time
-	}
-	return s
-}
+func HubScheme() *runtime.Scheme { return ocmsim.Scheme() }
 
 // kwokNode is a fake Node for kwok to run pods on. kwok fills in its status (Ready, capacity) and keeps its
 // lease; without a taint, the scheduler puts every pod there.

@@ -107,3 +107,42 @@ func (i *Interpreter) AggregateStatus(m template.Manifest, clusters []string, fe
 	}
 	return nil, false, fmt.Errorf("%s: webhook AggregateStatus: %w", i.Name(), err)
 }
+
+// ReviseReplicas asks the webhook for manifest m with its replicas set to a cluster's share (ReviseReplica):
+// for kinds whose replicas are not one integer field (worker groups in a list). ok is false when the
+// interpreter has no webhook for it, or the webhook failed and its failure policy is Ignore (the split then
+// sets the replicas fields itself). A failure under Fail is an error naming the interpreter.
+func (i *Interpreter) ReviseReplicas(m template.Manifest, replicas int32) (revised map[string]any, ok bool, err error) {
+	if !i.serves(workv1alpha1.OperationReviseReplica) {
+		return nil, false, nil
+	}
+	revised, err = i.reviseReplicas(m, replicas)
+	switch {
+	case err == nil:
+		return revised, true, nil
+	case i.ignoreFailures():
+		return nil, false, nil
+	}
+	return nil, false, fmt.Errorf("%s: webhook ReviseReplica: %w", i.Name(), err)
+}
+
+func (i *Interpreter) reviseReplicas(m template.Manifest, replicas int32) (map[string]any, error) {
+	req, err := request(workv1alpha1.OperationReviseReplica, m, m.Object.Object)
+	if err != nil {
+		return nil, err
+	}
+	req.DesiredReplicas = &replicas
+	resp, err := i.call(req)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := webhook.ApplyPatch(req.Object, resp)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -38,7 +38,7 @@ func withWebhook(policy workv1alpha1.FailurePolicy, ops ...workv1alpha1.Interpre
 			StatusFeedback: []workv1alpha1.InterpreterFeedback{
 				{Name: "phase", JSONPath: ".status.phase"},
 			},
-			Health: &workv1alpha1.InterpreterHealth{Expression: `{'state': 'Healthy', 'reason': 'ByCEL'}`},
+			Health:  &workv1alpha1.InterpreterHealth{Expression: `{'state': 'Healthy', 'reason': 'ByCEL'}`},
 			Webhook: &workv1alpha1.InterpreterWebhook{URL: ptr.To("https://db.example"), Operations: ops, FailurePolicy: policy},
 		},
 	}
@@ -169,5 +169,47 @@ func TestWebhookDependenciesAndAggregation(t *testing.T) {
 	}
 	if _, ok, err := lenient.AggregateStatus(m, nil, nil); ok || err != nil {
 		t.Errorf("AggregateStatus under Ignore = %v, %v; want nothing, no error", ok, err)
+	}
+}
+
+// TestWebhookReviseReplicas: the webhook's patch gives the manifest with the cluster's replicas; a patch that
+// renames the object or a failure under Fail is an error; under Ignore, nothing.
+func TestWebhookReviseReplicas(t *testing.T) {
+	m := parse(t, `{"apiVersion":"example.io/v1","kind":"Database","metadata":{"name":"orders"},"spec":{"groups":[{"replicas":9}]}}`)
+	ops := []workv1alpha1.InterpreterOperation{workv1alpha1.OperationReviseReplica}
+	cases := map[string]struct {
+		policy  workv1alpha1.FailurePolicy
+		hooks   *fakeWebhooks
+		want    any
+		wantOK  bool
+		wantErr bool
+	}{
+		"patched": {hooks: &fakeWebhooks{answer: webhook.Response{Successful: true, PatchType: webhook.PatchTypeJSONPatch,
+			Patch: webhook.Patch(`[{"op":"replace","path":"/spec/groups/0/replicas","value":3}]`)}}, want: float64(3), wantOK: true},
+		"renames the object": {hooks: &fakeWebhooks{answer: webhook.Response{Successful: true, PatchType: webhook.PatchTypeJSONPatch,
+			Patch: webhook.Patch(`[{"op":"replace","path":"/metadata/name","value":"other"}]`)}}, wantErr: true},
+		"fails under Fail":   {hooks: &fakeWebhooks{err: errors.New("timed out")}, wantErr: true},
+		"fails under Ignore": {policy: workv1alpha1.FailurePolicyIgnore, hooks: &fakeWebhooks{err: errors.New("timed out")}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in, p := compileInterpreter(withWebhook(tc.policy, ops...), nil, tc.hooks)
+			if p != nil {
+				t.Fatal(p)
+			}
+			got, ok, err := in.ReviseReplicas(m, 3)
+			if (err != nil) != tc.wantErr || ok != tc.wantOK {
+				t.Fatalf("ReviseReplicas = %v, %v, %v; want ok %v, error %v", got, ok, err, tc.wantOK, tc.wantErr)
+			}
+			if tc.wantOK {
+				replicas := got["spec"].(map[string]any)["groups"].([]any)[0].(map[string]any)["replicas"]
+				if replicas != tc.want {
+					t.Errorf("replicas = %v, want %v", replicas, tc.want)
+				}
+				if d := tc.hooks.asked[0].DesiredReplicas; d == nil || *d != 3 {
+					t.Errorf("desiredReplicas = %v, want 3", d)
+				}
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -96,6 +97,84 @@ func TestSplitFieldsFromTheInterpreter(t *testing.T) {
 			}
 			if len(plan.Splits) != len(plan.SplitKeys) || len(plan.Splits) != len(tc.wantShare["c1"]) {
 				t.Errorf("splits = %d, split keys = %d, want one per field", len(plan.Splits), len(plan.SplitKeys))
+			}
+		})
+	}
+}
+
+// reviser stands in for an interpreter whose webhook sets the replicas (ReviseReplica) in a list.
+type reviser struct {
+	rayKind
+	err    error
+	ignore bool
+}
+
+func (r reviser) ReviseReplicas(m template.Manifest, replicas int32) (map[string]any, bool, error) {
+	if r.err != nil {
+		return nil, false, r.err
+	}
+	if r.ignore {
+		return nil, false, nil
+	}
+	obj := m.Object.DeepCopy().Object
+	obj["spec"].(map[string]any)["groups"] = []any{map[string]any{"replicas": int64(replicas)}}
+	return obj, true, nil
+}
+
+// TestReviseReplicas: a kind whose interpreter revises the replicas gets each cluster's manifest from it, with
+// the split fields set on top; its failure keeps what was delivered (an InvalidError); no revision, the fields.
+func TestReviseReplicas(t *testing.T) {
+	ray := `{"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"r","namespace":"default"},"spec":{"head":2,"workers":9}}`
+	balance := workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance, FieldPath: ".spec.head"}
+	cases := map[string]struct {
+		kind       health.Interpreter
+		wantGroups bool
+		wantErr    string
+	}{
+		"revised":             {kind: reviser{}, wantGroups: true},
+		"not revised: fields": {kind: reviser{ignore: true}},
+		"failed":              {kind: reviser{err: errors.New("webhook ReviseReplica: timed out")}, wantErr: workv1alpha1.ReasonInterpreterFailed},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			kinds := health.NewInterpreters()
+			kinds.Add(schema.GroupKind{Group: "ray.io", Kind: "RayCluster"}, nil, tc.kind)
+			p := &workv1alpha1.PlacementManifestWork{
+				ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "uid"},
+				Spec: workv1alpha1.PlacementManifestWorkSpec{
+					ManifestWorkTemplate: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{
+						{RawExtension: runtime.RawExtension{Raw: []byte(ray)}},
+					}}},
+					DistributionStrategy: []workv1alpha1.DistributionStrategy{{Name: "r", Namespace: "default", Kind: "RayCluster", Type: workv1alpha1.DistributionSplit, Split: &balance}},
+				},
+			}
+			manifests, err := ParseTemplate(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := Compute(p, manifests, Input{Clusters: []string{"c1", "c2"}, Kinds: kinds})
+			var invalid *InvalidError
+			if tc.wantErr != "" {
+				if !errors.As(err, &invalid) || invalid.Reason != tc.wantErr {
+					t.Fatalf("error %v, want an InvalidError %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for cluster, ms := range plan.Manifests {
+				obj := map[string]any{}
+				if err := json.Unmarshal(ms[0].Raw, &obj); err != nil {
+					t.Fatal(err)
+				}
+				spec := obj["spec"].(map[string]any)
+				if spec["head"] != float64(1) {
+					t.Errorf("cluster %s: head = %v, want its share 1", cluster, spec["head"])
+				}
+				if _, has := spec["groups"]; has != tc.wantGroups {
+					t.Errorf("cluster %s: revised groups present = %v, want %v", cluster, has, tc.wantGroups)
+				}
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -224,14 +225,15 @@ func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.M
 		combination := fmt.Sprint(shares)
 		raw, ok := byShares[combination]
 		if !ok {
-			obj := m.Object
+			obj, err := revisedReplicas(m, shares[0], in.Kinds)
+			if err != nil {
+				return err
+			}
 			for i, f := range fields {
-				var err error
 				if obj, err = template.SetIntField(obj, f.path, shares[i]); err != nil {
 					return &InvalidError{Reason: workv1alpha1.ReasonInvalidSplitField, Message: fmt.Sprintf("cannot split %s: %v", m.ID(), err)}
 				}
 			}
-			var err error
 			if raw, err = json.Marshal(obj.Object); err != nil {
 				return &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: fmt.Sprintf("manifest %s: %v", m.ID(), err)}
 			}
@@ -262,6 +264,31 @@ func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.M
 		}
 	}
 	return nil
+}
+
+// replicaReviser is an interpreter that sets a manifest's replicas itself (a ResourceInterpreter's webhook
+// answering ReviseReplica): ok is false when it does not.
+type replicaReviser interface {
+	ReviseReplicas(m template.Manifest, replicas int32) (revised map[string]any, ok bool, err error)
+}
+
+// revisedReplicas is m with its replicas set to a cluster's share by its kind's interpreter, when that
+// interpreter does so; m's object otherwise (the split fields are set on it after). Its failure is an
+// InvalidError: the works already delivered are kept.
+func revisedReplicas(m template.Manifest, share int32, kinds *health.Interpreters) (*unstructured.Unstructured, error) {
+	r, ok := kinds.For(m.GVK).(replicaReviser)
+	if !ok {
+		return m.Object, nil
+	}
+	revised, ok, err := r.ReviseReplicas(m, share)
+	switch {
+	case err != nil:
+		return nil, &InvalidError{Reason: workv1alpha1.ReasonInterpreterFailed,
+			Message: fmt.Sprintf("cannot split %s: %v; the ManifestWorks already delivered are kept", m.ID(), err)}
+	case !ok:
+		return m.Object, nil
+	}
+	return &unstructured.Unstructured{Object: revised}, nil
 }
 
 // weights returns nil for Balance (equal weights), and each cluster's weight for Weighted and Score splits.

@@ -6,12 +6,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
+	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 )
 
-// Scheme is the hub's scheme: the manager's and the ManagedClusterSet types (ocmsim.Scheme).
-func Scheme() *runtime.Scheme { return ocmsim.Scheme() }
+// Scheme is the hub's scheme: the manager's and the ManagedClusterSet types.
+func Scheme() *runtime.Scheme { return ocmsim.WithClusterSets(controllers.Scheme()) }
 
 // hub is a running kube-apiserver and etcd with the PlacementManifestWork and OCM CRDs.
 type hub struct {

@@ -12,6 +12,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 )
 
@@ -32,7 +33,7 @@ const (
 )
 
 // HubScheme has every type the stack and the tests read on the hub: the manager's and ManagedClusterSets.
-func HubScheme() *runtime.Scheme { return ocmsim.Scheme() }
+func HubScheme() *runtime.Scheme { return ocmsim.WithClusterSets(controllers.Scheme()) }
 
 // kwokNode is a fake Node for kwok to run pods on. kwok fills in its status (Ready, capacity) and keeps its
 // lease; without a taint, the scheduler puts every pod there.

@@ -1,0 +1,169 @@
+package controllers
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+)
+
+// TestComputeStatus: what a reconcile observed becomes the conditions and counts users and GitOps tools read,
+// without I/O.
+func TestComputeStatus(t *testing.T) {
+	p := framework.MakePMW("web", "ns").Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
+	p.Generation = 3
+	manifests, err := planner.ParseTemplate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := manifestwork.NewBuilder(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// work is the cluster's work of the current template, as its agent reports it.
+	work := func(cluster string, conds map[string]metav1.ConditionStatus) *workv1.ManifestWork {
+		w, err := b.Build(cluster, []workv1.Manifest{p.Spec.ManifestWorkTemplate.Workload.Manifests[0]}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Generation = 1
+		framework.WorkConditions(w, conds)
+		return w
+	}
+	available := map[string]metav1.ConditionStatus{workv1.WorkApplied: metav1.ConditionTrue, workv1.WorkAvailable: metav1.ConditionTrue}
+	failedApply := map[string]metav1.ConditionStatus{workv1.WorkApplied: metav1.ConditionFalse}
+	plan := func(clusters ...string) *planner.Plan {
+		pl, err := planner.Compute(p, manifests, planner.Input{Clusters: clusters})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
+	}
+	upToDate := func(clusters ...string) map[string]bool {
+		out := map[string]bool{}
+		for _, c := range clusters {
+			out[c] = true
+		}
+		return out
+	}
+	decided := func(clusters ...string) inputs {
+		owned := map[string]*workv1.ManifestWork{}
+		for _, c := range clusters {
+			owned[c] = work(c, available)
+		}
+		return inputs{placementName: "p", placementFound: true, clusters: clusters, workName: "w", owned: owned, template: manifests}
+	}
+
+	// want is the status and reason of each condition checked, and the summary.
+	type want struct {
+		conditions map[string]string // type: "True/Reason"
+		summary    workv1alpha1.PlacedManifestWorkSummary
+	}
+	cases := map[string]struct {
+		obs  observation
+		want want
+	}{
+		"every cluster available": {
+			obs: observation{inputs: decided("c1", "c2"), desired: desired{plan: plan("c1", "c2"), upToDate: upToDate("c1", "c2")}},
+			want: want{conditions: map[string]string{
+				workv1alpha1.ConditionReady: "True/AllClustersAvailable", workv1alpha1.ConditionStalled: "False/NotStalled",
+				workv1alpha1.ConditionReconciling: "False/Ready", workv1alpha1.ConditionPlacementVerified: "True/PlacementDecided",
+				workv1alpha1.ConditionManifestworkApplied: "True/AsExpected", workv1alpha1.ConditionDistributed: "True/Distributed",
+			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 2, Available: 2}},
+		},
+		"the Placement is missing: the delivered works are described, and only the user can fix it": {
+			obs: observation{inputs: inputs{placementName: "p", workName: "w", template: manifests,
+				owned: map[string]*workv1.ManifestWork{"c1": work("c1", available)}}},
+			want: want{conditions: map[string]string{
+				workv1alpha1.ConditionReady: "False/PlacementNotFound", workv1alpha1.ConditionStalled: "True/PlacementNotFound",
+				workv1alpha1.ConditionPlacementVerified: "False/PlacementNotFound", workv1alpha1.ConditionManifestworkApplied: "False/NoClusters",
+			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 1, Applied: 1, Available: 1}},
+		},
+		"the Placement is not decided yet: kept and reconciling, not stalled": {
+			obs: observation{inputs: func() inputs {
+				in := decided("c1")
+				in.undecided, in.clusters = "Placement \"p\" has no decision yet", nil
+				return in
+			}()},
+			want: want{conditions: map[string]string{
+				workv1alpha1.ConditionReady: "False/PlacementNotDecided", workv1alpha1.ConditionStalled: "False/NotStalled",
+				workv1alpha1.ConditionReconciling: "True/PlacementNotDecided", workv1alpha1.ConditionPlacementVerified: "False/PlacementNotDecided",
+			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 1, Applied: 1, Available: 1}},
+		},
+		"an invalid spec stalls it and keeps the works": {
+			obs: observation{inputs: func() inputs {
+				in := decided("c1")
+				in.invalid = &planner.InvalidError{Reason: workv1alpha1.ReasonInvalidSpec, Message: "bad"}
+				return in
+			}()},
+			want: want{conditions: map[string]string{
+				workv1alpha1.ConditionReady: "False/InvalidSpec", workv1alpha1.ConditionStalled: "True/InvalidSpec",
+				workv1alpha1.ConditionDistributed: "False/InvalidSpec", workv1alpha1.ConditionManifestworkApplied: "False/InvalidSpec",
+			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 1, Applied: 1, Available: 1}},
+		},
+		"a foreign work blocks one cluster: that cluster is degraded, the PMW is not stalled": {
+			obs: observation{inputs: decided("c1", "c2"), desired: desired{plan: plan("c1", "c2"), upToDate: upToDate("c1")},
+				outcome: outcome{conflicts: []string{"c2"}}},
+			want: want{conditions: map[string]string{
+				workv1alpha1.ConditionReady: "False/ManifestWorkConflict", workv1alpha1.ConditionStalled: "False/NotStalled",
+				workv1alpha1.ConditionManifestworkApplied: "False/ManifestWorkConflict",
+			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 1, Available: 1, Degraded: 1}},
+		},
+		"refused writes are retried, said on ManifestworkApplied": {
+			obs: observation{inputs: decided("c1", "c2"), desired: desired{plan: plan("c1", "c2"), upToDate: upToDate("c1", "c2")},
+				outcome: outcome{writeErrors: []error{errors.New("quota")}, failedClusters: []string{"c2"}}},
+			want: want{conditions: map[string]string{
+				workv1alpha1.ConditionReady: "False/WriteFailed", workv1alpha1.ConditionManifestworkApplied: "False/WriteFailed",
+			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 2, Available: 2}},
+		},
+		"an agent that cannot apply makes its cluster degraded": {
+			obs: observation{inputs: func() inputs {
+				in := decided("c1", "c2")
+				in.owned["c2"] = work("c2", failedApply)
+				return in
+			}(), desired: desired{plan: plan("c1", "c2"), upToDate: upToDate("c1", "c2")}},
+			want: want{conditions: map[string]string{
+				workv1alpha1.ConditionReady: "False/ClustersDegraded", workv1alpha1.ConditionManifestworkApplied: "False/ApplyFailed",
+			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 1, Available: 1, Degraded: 1}},
+		},
+		"a cluster the rollout holds on an earlier template is progressing, not available": {
+			obs: observation{inputs: decided("c1", "c2"), desired: desired{plan: plan("c1", "c2"), upToDate: upToDate("c1")}},
+			want: want{conditions: map[string]string{
+				workv1alpha1.ConditionManifestworkApplied: "False/WaitingForApply",
+			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 1, Available: 1, Progressing: 1}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			st := computeStatus(p, &tc.obs)
+			if st.ObservedGeneration != p.Generation {
+				t.Errorf("observedGeneration %d, want %d", st.ObservedGeneration, p.Generation)
+			}
+			got := map[string]string{}
+			for typ := range tc.want.conditions {
+				c := meta.FindStatusCondition(st.Conditions, typ)
+				if c == nil {
+					t.Fatalf("no condition %s", typ)
+				}
+				if c.ObservedGeneration != p.Generation {
+					t.Errorf("condition %s describes generation %d, want %d", typ, c.ObservedGeneration, p.Generation)
+				}
+				got[typ] = string(c.Status) + "/" + c.Reason
+			}
+			if diff := cmp.Diff(tc.want.conditions, got); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.want.summary, st.PlacedManifestWorkSummary); diff != "" {
+				t.Errorf("summary (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

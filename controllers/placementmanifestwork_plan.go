@@ -59,9 +59,17 @@ func leavingClusters(obs *observation) []string {
 //     current template at once, so failover is never held back by the rollout's failure accounting;
 //   - the works of clusters that left (leavingSince says since when) are kept while a decided cluster is still
 //     on its way (make before break), or while nothing is decided (a drop to nothing is as often a moment as
-//     the user's intent), until the move timeout.
+//     the user's intent), until the move timeout;
+//   - once the status records that a finished run's works were removed (ttlSecondsAfterFinished), every work
+//     left is deleted and none is written for this generation (planCompletion).
 func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavingSince map[string]time.Time, now time.Time) writePlan {
 	var wp writePlan
+	completion := planCompletion(pmw, runBeforeWrites(pmw, obs), now)
+	if completion.removed {
+		wp.rollout.completion, wp.upToDate = completion, map[string]bool{}
+		wp.ops = removalWrites(obs)
+		return wp
+	}
 	desired := make(map[string]*workv1.ManifestWork, len(obs.clusters))
 	for _, cluster := range obs.clusters {
 		w, err := obs.builder.Build(cluster, obs.plan.Manifests[cluster], obs.plan.Shares[cluster])
@@ -72,7 +80,8 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 		desired[cluster] = w
 	}
 	wp.rollout = planRollout(pmw, obs, obs.current)
-	wp.recheck = wp.rollout.recheck
+	wp.rollout.completion = completion
+	wp.recheck = minPositive(wp.rollout.recheck, completion.recheck)
 
 	wp.upToDate = make(map[string]bool, len(obs.clusters))
 	for _, cluster := range obs.clusters {

@@ -136,6 +136,16 @@ func TestPlanWrites(t *testing.T) {
 			leavingSince: map[string]time.Time{"a": now, "b": now},
 			want:         want{leaving: 2, recheck: defaultMoveTimeout},
 		},
+		"the works of a run removed after ttlSecondsAfterFinished are deleted, and none is written": {
+			pmw: func() *workv1alpha1.PlacementManifestWork {
+				p := newPMW("app:1", nil, nil)
+				p.Status.Completion = &workv1alpha1.CompletionStatus{WorksRemovedTime: &metav1.Time{Time: now}}
+				return p
+			}(),
+			clusters: []string{"a", "b", "c"}, owned: works(newPMW("app:1", nil, nil), "a", "b"),
+			current: map[string]health.ClusterResult{"a": healthy, "b": healthy},
+			want:    want{deletes: []string{"a", "b"}},
+		},
 		"nothing decided with moveStrategy Immediate: the works go at once": {
 			pmw: newPMW("app:1", nil, immediate), owned: works(newPMW("app:1", nil, nil), "a", "b"),
 			leavingSince: map[string]time.Time{"a": now, "b": now},

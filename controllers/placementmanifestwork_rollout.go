@@ -60,6 +60,9 @@ type rolloutPlan struct {
 	currentGroup string
 	recheck      time.Duration
 	err          error
+	// completion is what planWrites decided about a run whose manifests finish (ttlSecondsAfterFinished). It
+	// travels with the rollout plan, the part of planWrites' decision the reconciler hands on to computeStatus.
+	completion completionPlan
 }
 
 // planRollout asks sdk-go's rollout handler which clusters are next. A cluster whose work is missing or

@@ -23,6 +23,11 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	st := *pmw.Status.DeepCopy()
 	st.ObservedGeneration = pmw.Generation
 	st.Placement = obs.placementName
+	if worksRemoved(pmw) {
+		// A finished run whose works were removed after ttlSecondsAfterFinished keeps its result: the summary,
+		// the completion and the conditions as they were when the removal was decided.
+		return st
+	}
 
 	clusters := obs.clusters
 	if !obs.decided() {
@@ -80,6 +85,16 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		st.FailedOver = failedOverStatus(obs.failoverStates, obs.failedOver)
 	}
 	st.LeavingClusters = obs.leaving
+	if obs.rollout.completion.evaluated {
+		// Without an evaluation (no usable decisions or template) the record of the run stays as it was.
+		var completed *metav1.Condition
+		st.Completion, completed = completionStatus(pmw, runAfterWrites(pmw, obs, base, outcomes), obs.rollout.completion)
+		if completed != nil {
+			setCondition(&st, pmw, *completed)
+		} else {
+			meta.RemoveStatusCondition(&st.Conditions, workv1alpha1.ConditionCompleted)
+		}
+	}
 
 	setCondition(&st, pmw, placementCondition(&obs.inputs))
 	setCondition(&st, pmw, appliedCondition(&obs.inputs, &obs.outcome, outcomes, st.PlacedManifestWorkSummary))
@@ -98,6 +113,19 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	setCondition(&st, pmw, reconciling)
 	setCondition(&st, pmw, stalled)
 	return st
+}
+
+// runAfterWrites judges the run from the clusters' results after this reconcile's writes (a cluster whose work
+// carries an earlier template, or that a foreign work blocks, has no per-manifest results and runs).
+func runAfterWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, base []health.ManifestInput, outcomes []status.ClusterOutcome) run {
+	results := make(map[string]health.ClusterResult, len(outcomes))
+	for _, o := range outcomes {
+		results[o.Cluster] = o.ClusterResult
+	}
+	return judgeRun(obs.clusters, base, strayWorks(obs), func(c string) (health.ClusterResult, []health.ManifestInput, bool) {
+		r, ok := results[c]
+		return r, withShares(base, obs.workShares(c)), ok
+	})
 }
 
 func written(obs *observation, cluster string) bool {

@@ -72,6 +72,16 @@ func TestReadiness(t *testing.T) {
 			obs: observation{inputs: inputs{placementFound: true, clusters: decided}}, rollout: &metav1.Condition{Reason: workv1alpha1.ReasonRolloutMaxFailures},
 			ready: metav1.ConditionFalse, recon: metav1.ConditionFalse, stall: metav1.ConditionTrue, reason: workv1alpha1.ReasonRolloutMaxFailures,
 		},
+		// A cluster completes a run only when it is healthy, so a completed run (Completed=True) is Ready; a
+		// failed Job degrades its cluster, so a failed run is not.
+		"a completed run is Ready": {
+			obs: observation{inputs: inputs{placementFound: true, clusters: decided}}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 2, Available: 2},
+			ready: metav1.ConditionTrue, recon: metav1.ConditionFalse, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonAllClustersAvailable,
+		},
+		"a failed run is not Ready": {
+			obs: observation{inputs: inputs{placementFound: true, clusters: decided}}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 2, Available: 1, Degraded: 1},
+			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonClustersDegraded,
+		},
 		"a progressing rollout is reconciling": {
 			obs: observation{inputs: inputs{placementFound: true, clusters: decided}}, rollout: &metav1.Condition{Reason: workv1alpha1.ReasonRolloutProgressing},
 			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonRolloutProgressing,

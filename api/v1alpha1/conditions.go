@@ -21,6 +21,9 @@ const (
 	ConditionDistributed = "Distributed"
 	// ConditionRolloutComplete is True when every decided cluster carries the current template.
 	ConditionRolloutComplete = "RolloutComplete"
+	// ConditionCompleted, set only when the template has manifests that finish (Jobs, Pods, kinds whose
+	// ResourceInterpreter says Completed or Failed), is True when the run completed on every decided cluster.
+	ConditionCompleted = "Completed"
 )
 
 // Reasons of the PlacementVerified condition.
@@ -117,6 +120,18 @@ const (
 	ReasonRolloutTimeout = "RolloutTimeout"
 	// ReasonInvalidRolloutStrategy: the rollout strategy cannot be used (for example a malformed duration).
 	ReasonInvalidRolloutStrategy = "InvalidRolloutStrategy"
+)
+
+// Reasons of the Completed condition.
+const (
+	// ReasonAllClustersCompleted: every finishing manifest completed on every decided cluster, and every cluster
+	// is healthy.
+	ReasonAllClustersCompleted = "AllClustersCompleted"
+	// ReasonClustersFailed: every decided cluster finished, and on some a finishing manifest failed. The run
+	// does not start again by itself: change the template to run it again.
+	ReasonClustersFailed = "ClustersFailed"
+	// ReasonRunning: some decided clusters have not finished yet (or no cluster is decided).
+	ReasonRunning = "Running"
 )
 
 // Reasons of the PlacementVerified condition that keep the delivered ManifestWorks as they are.

@@ -80,6 +80,16 @@ type PlacementManifestWorkSpec struct {
 	// +optional
 	Failover *FailoverPolicy `json:"failover,omitempty"`
 
+	// ttlSecondsAfterFinished, for a template whose manifests finish (Jobs, Pods, kinds whose
+	// ResourceInterpreter says Completed or Failed), removes the ManifestWorks, and so the finished workloads
+	// on the clusters, this many seconds after every decided cluster finished (status.completion.finishedTime),
+	// whether the run completed or failed. The status keeps the result. The works are not written again for
+	// this generation of the spec; a change to the spec runs the template again. Unset: the works stay.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=31536000
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+
 	// moveStrategy says what happens to the works of clusters that leave the decisions while others join.
 	// +optional
 	MoveStrategy *MoveStrategy `json:"moveStrategy,omitempty"`
@@ -306,7 +316,7 @@ type PlacementManifestWorkStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// conditions describe the PlacementManifestWork: Ready, Reconciling and Stalled (kstatus), PlacementVerified,
-	// ManifestworkApplied, Distributed and RolloutComplete.
+	// ManifestworkApplied, Distributed and RolloutComplete, and Completed for a template whose manifests finish.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -367,6 +377,40 @@ type PlacementManifestWorkStatus struct {
 	// +kubebuilder:validation:Minimum=-2147483648
 	// +kubebuilder:validation:Maximum=2147483647
 	LeavingClusters int32 `json:"leavingClusters,omitempty"`
+
+	// completion reports the run of a template whose manifests finish (Jobs, Pods, kinds whose
+	// ResourceInterpreter says Completed or Failed); absent for a template without such manifests. The manager
+	// reads it back after a restart, so works removed after ttlSecondsAfterFinished stay removed.
+	// +optional
+	Completion *CompletionStatus `json:"completion,omitempty"`
+}
+
+// CompletionStatus is how far the run of the template of one generation got across the decided clusters. A
+// cluster has completed when every finishing manifest delivered to it completed and the cluster is healthy;
+// it has failed when every finishing manifest finished and one of them failed.
+type CompletionStatus struct {
+	// observedGeneration is the generation of the spec whose run this describes.
+	// +kubebuilder:validation:Minimum=0
+	ObservedGeneration int64 `json:"observedGeneration"`
+	// completed is the number of decided clusters where the run completed.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
+	Completed int32 `json:"completed"`
+	// failed is the number of decided clusters where the run finished and failed.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
+	Failed int32 `json:"failed"`
+	// finishedTime is since when every decided cluster has finished (completed or failed); ttlSecondsAfterFinished
+	// counts from it. Absent while some cluster runs.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= timestamp('0001-01-01T00:00:00Z')",message="finishedTime must be an RFC 3339 time such as 2024-01-01T00:00:00Z"
+	FinishedTime *metav1.Time `json:"finishedTime,omitempty"`
+	// worksRemovedTime is when the manager decided, ttlSecondsAfterFinished after finishedTime, to remove the
+	// ManifestWorks of this generation; they are deleted from then on and not written again until the spec
+	// changes. The rest of the status is kept as it was then.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= timestamp('0001-01-01T00:00:00Z')",message="worksRemovedTime must be an RFC 3339 time such as 2024-01-01T00:00:00Z"
+	WorksRemovedTime *metav1.Time `json:"worksRemovedTime,omitempty"`
 }
 
 // RolloutStatus shows how far the current template has reached.

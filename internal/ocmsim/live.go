@@ -1,6 +1,8 @@
 package ocmsim
 
 import (
+	"sync"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -16,7 +18,32 @@ type Rollout struct {
 	Generation int64
 }
 
-// IsWorkload reports whether objects of the kind run pods that become ready.
+// StatusFunc is the status the controller of a custom kind (an operator) would write for obj on a cluster,
+// given where its rollout stands: Ready once the ready delay has passed, DeadlineExceeded for a never-ready
+// cluster past it. Zero counts should be left out, as the API server does for the built-in kinds.
+type StatusFunc func(obj *unstructured.Unstructured, r Rollout) map[string]any
+
+// customKinds are the kinds declared with SimulateKind.
+var customKinds sync.Map // schema.GroupKind -> StatusFunc
+
+// SimulateKind declares a custom kind to every simulated cluster: LiveObject gives its objects the status
+// status returns, and IsWorkload counts it, so the simulated agent reports its objects again once the ready
+// delay has passed, as it does for Deployments. Declaring a kind again replaces its StatusFunc. Without a
+// declaration a custom kind has no status (a feedback path finds nothing), as a CRD without its operator.
+func SimulateKind(gk schema.GroupKind, status StatusFunc) {
+	customKinds.Store(gk, status)
+}
+
+func customStatus(gk schema.GroupKind) (StatusFunc, bool) {
+	f, ok := customKinds.Load(gk)
+	if !ok {
+		return nil, false
+	}
+	return f.(StatusFunc), true
+}
+
+// IsWorkload reports whether objects of the kind run pods that become ready: the built-in workloads and the
+// kinds declared with SimulateKind.
 func IsWorkload(gvk schema.GroupVersionKind) bool {
 	switch gvk.GroupKind() {
 	case schema.GroupKind{Group: "apps", Kind: "Deployment"}, schema.GroupKind{Group: "apps", Kind: "StatefulSet"},
@@ -24,13 +51,14 @@ func IsWorkload(gvk schema.GroupVersionKind) bool {
 		schema.GroupKind{Group: "batch", Kind: "Job"}, schema.GroupKind{Kind: "Pod"}:
 		return true
 	}
-	return false
+	_, custom := customStatus(gvk.GroupKind())
+	return custom
 }
 
 // LiveObject is obj as it would stand on a cluster: its metadata.generation set and the status its
 // controllers would have written, with field names and omissions as the API server returns them (a zero
-// count is left out, which is why a feedback path can find nothing). Kinds without a status worth simulating
-// are returned as they are.
+// count is left out, which is why a feedback path can find nothing). Custom kinds get the status of their
+// SimulateKind declaration; kinds without a status worth simulating are returned as they are.
 func LiveObject(obj *unstructured.Unstructured, r Rollout) *unstructured.Unstructured {
 	live := obj.DeepCopy()
 	if r.Generation > 0 {
@@ -76,7 +104,14 @@ func LiveObject(obj *unstructured.Unstructured, r Rollout) *unstructured.Unstruc
 			status["loadBalancer"] = map[string]any{"ingress": []any{map[string]any{"ip": "192.0.2.10"}}}
 		}
 	default:
-		return live
+		f, ok := customStatus(gk)
+		if !ok {
+			return live
+		}
+		status = f(live, r)
+		if status == nil {
+			return live
+		}
 	}
 	switch gk.Kind {
 	case "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet":

@@ -74,6 +74,12 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	extra, err := InterpreterSamples()
+	if err != nil {
+		return nil, err
+	}
+	samples = append(samples, extra...)
+	declareSampleKinds()
 	r := &runner{cfg: cfg, start: time.Now()}
 
 	r.say("Preparing kube-apiserver, etcd and OCM's placement controller (built from Go modules on first use: several minutes, once)")
@@ -164,7 +170,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	// The placement controller may be restarted (see watch), so stop whichever one runs at the end.
 	r.onStop(func() error { return r.placement.Stop() })
 
-	r.say("Applying the samples from %s", samplesDir)
+	r.say("Applying the samples from %s and the interpreter sample (a custom kind, Database)", samplesDir)
 	if err := applySamples(ctx, c, samples); err != nil {
 		return res, err
 	}

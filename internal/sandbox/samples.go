@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -12,12 +14,59 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 )
+
+// The custom kind of the interpreter sample (samples/database.yaml), the one the reference interpreter webhook
+// describes too (internal/interpreterwebhook/database).
+const (
+	DatabaseGroup = "example.open-cluster-management.io"
+	DatabaseKind  = "Database"
+
+	databasePhaseProvisioning = "Provisioning"
+	databasePhaseReady        = "Ready"
+	databasePhaseFailed       = "Failed"
+)
+
+// databaseSample is the interpreter sample: a ResourceInterpreter for Database, and a PlacementManifestWork
+// that splits a Database across the clusters.
+//
+//go:embed samples/database.yaml
+var databaseSample []byte
+
+// InterpreterSamples are the samples the sandbox applies besides config/samples: a custom kind and its
+// ResourceInterpreter (samples/database.yaml), the interpreter first.
+func InterpreterSamples() ([]*unstructured.Unstructured, error) {
+	return DecodeObjects(bytes.NewReader(databaseSample), "samples/database.yaml")
+}
+
+// declareSampleKinds tells the simulated clusters how the interpreter sample's kind behaves (DatabaseStatus).
+func declareSampleKinds() {
+	ocmsim.SimulateKind(schema.GroupKind{Group: DatabaseGroup, Kind: DatabaseKind}, DatabaseStatus)
+}
+
+// DatabaseStatus is the status a database operator on a simulated cluster writes: Provisioning with no ready
+// instance until the ready delay has passed, then Ready with every instance (spec.replicas) ready; Failed on a
+// never-ready cluster once the delay has passed.
+func DatabaseStatus(obj *unstructured.Unstructured, r ocmsim.Rollout) map[string]any {
+	status := map[string]any{"observedGeneration": obj.GetGeneration(), "phase": databasePhaseProvisioning}
+	switch {
+	case r.Ready:
+		status["phase"] = databasePhaseReady
+		if n := DesiredReplicas(obj); n > 0 {
+			status["readyInstances"] = n
+		}
+	case r.DeadlineExceeded:
+		status["phase"] = databasePhaseFailed
+	}
+	return status
+}
 
 // LoadSamples reads every object of the YAML files in dir (kustomization.yaml aside), in file order.
 func LoadSamples(dir string) ([]*unstructured.Unstructured, error) {

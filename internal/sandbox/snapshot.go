@@ -24,8 +24,32 @@ import (
 
 // Snapshot is what the hub holds at one moment, reduced to what the live view shows and the smoke test checks.
 type Snapshot struct {
-	Clusters []ClusterView
-	PMWs     []PMWView
+	Clusters     []ClusterView
+	PMWs         []PMWView
+	Interpreters []InterpreterView
+}
+
+// InterpreterView is one ResourceInterpreter: the kind it describes and whether the manager uses it.
+type InterpreterView struct {
+	Name, Group, Kind string
+	// Ready, Reason and Message are its Ready condition's; Ready is empty until the manager has looked at it.
+	Ready           metav1.ConditionStatus
+	Reason, Message string
+}
+
+// interpreterViews reduces ResourceInterpreters to what the live view shows, by name.
+func interpreterViews(ris []workv1alpha1.ResourceInterpreter) []InterpreterView {
+	out := make([]InterpreterView, 0, len(ris))
+	for i := range ris {
+		ri := &ris[i]
+		v := InterpreterView{Name: ri.Name, Group: ri.Spec.Target.Group, Kind: ri.Spec.Target.Kind}
+		if c := meta.FindStatusCondition(ri.Status.Conditions, workv1alpha1.ConditionReady); c != nil && c.ObservedGeneration == ri.Generation {
+			v.Ready, v.Reason, v.Message = c.Status, c.Reason, c.Message
+		}
+		out = append(out, v)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out
 }
 
 // ClusterView is one ManagedCluster and the ManifestWorks in its namespace.
@@ -165,9 +189,11 @@ func workView(w *workv1.ManifestWork) WorkView {
 		}
 		wl := WorkloadView{Kind: m.GVK.Kind, Namespace: m.Object.GetNamespace(), Name: m.Object.GetName(), Desired: desiredPods(m)}
 		wl.Ready = readyPods(m.GVK.Kind, feedback[int32(m.Index)])
-		for _, f := range feedback[int32(m.Index)] {
-			if f.Value.String != nil && *f.Value.String == "ProgressDeadlineExceeded" {
-				wl.Stuck = true
+		if stuck, ok := stuckFeedback[m.GVK.Kind]; ok {
+			for _, f := range feedback[int32(m.Index)] {
+				if f.Value.String != nil && *f.Value.String == stuck {
+					wl.Stuck = true
+				}
 			}
 		}
 		prefix := m.ID() + " "
@@ -184,7 +210,7 @@ func workView(w *workv1.ManifestWork) WorkView {
 // desiredPods is how many pods of a workload should be ready (or, for a Job, succeed) on one cluster.
 func desiredPods(m template.Manifest) int64 {
 	switch m.GVK.Kind {
-	case "Deployment", "StatefulSet", "ReplicaSet":
+	case "Deployment", "StatefulSet", "ReplicaSet", DatabaseKind:
 		return DesiredReplicas(m.Object)
 	case "Job":
 		return ocmsim.JobCompletions(m.Object)
@@ -205,6 +231,14 @@ var readyFeedback = map[string][]string{
 	"DaemonSet":   {"numberReady"},
 	"Job":         {"succeeded", "JobSucceeded"},
 	"Pod":         {"ready", "PodReady"},
+	// The interpreter sample's kind: its interpreter's feedback name.
+	DatabaseKind: {"readyInstances"},
+}
+
+// stuckFeedback is, per kind, the reported value that says a workload gave up on becoming ready.
+var stuckFeedback = map[string]string{
+	"Deployment": "ProgressDeadlineExceeded",
+	DatabaseKind: databasePhaseFailed,
 }
 
 // readyPods reads the ready pods of a workload from its status feedback; a missing value is zero, as the
@@ -302,5 +336,11 @@ func collect(ctx context.Context, c client.Reader, behaviors map[string]Behavior
 	if err := c.List(ctx, pmws); err != nil {
 		return Snapshot{}, fmt.Errorf("listing PlacementManifestWorks: %w", err)
 	}
-	return BuildSnapshot(clusters.Items, works.Items, pmws.Items, behaviors, samples), nil
+	interpreters := &workv1alpha1.ResourceInterpreterList{}
+	if err := c.List(ctx, interpreters); err != nil {
+		return Snapshot{}, fmt.Errorf("listing ResourceInterpreters: %w", err)
+	}
+	s := BuildSnapshot(clusters.Items, works.Items, pmws.Items, behaviors, samples)
+	s.Interpreters = interpreterViews(interpreters.Items)
+	return s, nil
 }

@@ -190,3 +190,48 @@ PLACEMENTMANIFESTWORKS (1)
 		t.Errorf("view (-want +got):\n%s", diff)
 	}
 }
+
+func TestRenderInterpreterSample(t *testing.T) {
+	six := int64(6)
+	s := Snapshot{
+		PMWs: []PMWView{{
+			NamespacedName: types.NamespacedName{Namespace: "default", Name: "orders"}, Sample: true,
+			Generation: 1, ObservedGeneration: 1, Placement: "orders",
+			Summary: workv1alpha1.PlacedManifestWorkSummary{Total: 4, Applied: 4, Available: 3, Progressing: 1},
+			Manifests: []workv1alpha1.ManifestSummary{{
+				Name: "orders", Namespace: "default", Group: DatabaseGroup, Kind: DatabaseKind, Healthy: 3, Progressing: 1,
+				Aggregated: []workv1alpha1.AggregatedField{
+					{Name: "phase", Operation: workv1alpha1.AggregationCount, Clusters: 4,
+						Counts: []workv1alpha1.ValueCount{{Value: "Ready", Clusters: 3}, {Value: "Provisioning", Clusters: 1}}},
+					{Name: "readyInstances", Operation: workv1alpha1.AggregationSum, Clusters: 3, Value: &six},
+					{Name: "oldest", Operation: workv1alpha1.AggregationMin},
+				},
+			}},
+		}},
+		Interpreters: interpreterViews([]workv1alpha1.ResourceInterpreter{
+			{ObjectMeta: metav1.ObjectMeta{Name: "databases.example.open-cluster-management.io", Generation: 1},
+				Spec: workv1alpha1.ResourceInterpreterSpec{Target: workv1alpha1.InterpreterTarget{Group: DatabaseGroup, Kind: DatabaseKind}},
+				Status: workv1alpha1.ResourceInterpreterStatus{Conditions: []metav1.Condition{{Type: workv1alpha1.ConditionReady,
+					Status: metav1.ConditionTrue, Reason: workv1alpha1.ReasonInterpreterAccepted, ObservedGeneration: 1}}}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "broken", Generation: 2},
+				Spec: workv1alpha1.ResourceInterpreterSpec{Target: workv1alpha1.InterpreterTarget{Kind: "Widget"}},
+				Status: workv1alpha1.ResourceInterpreterStatus{Conditions: []metav1.Condition{{Type: workv1alpha1.ConditionReady,
+					Status: metav1.ConditionFalse, Reason: workv1alpha1.ReasonInvalidExpression, Message: "spec.health.expression: syntax error", ObservedGeneration: 2}}}},
+		}),
+	}
+	want := `CLUSTERS (0)
+  CLUSTER  LABELS  AGENT  orders
+
+PLACEMENTMANIFESTWORKS (1)
+  default/orders  placement=orders  total=4 applied=4 available=3 progressing=1 degraded=0
+    manifest Database default/orders: healthy=3 progressing=1 degraded=0
+      aggregated: phase Ready on 3, Provisioning on 1, readyInstances 6 (sum), oldest - (min)
+
+RESOURCEINTERPRETERS (2)
+  broken                                        Widget                                       Ready=False InvalidExpression: spec.health.expression: syntax error
+  databases.example.open-cluster-management.io  Database.example.open-cluster-management.io  Ready=True Accepted
+`
+	if diff := cmp.Diff(want, Render(s)); diff != "" {
+		t.Errorf("view (-want +got):\n%s", diff)
+	}
+}

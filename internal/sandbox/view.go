@@ -69,11 +69,14 @@ func Render(s Snapshot) string {
 				manifestName(sp.Kind, sp.Namespace, sp.Name), sp.FieldPath, sp.Total, sp.Placed, sp.Unplaced, shareCounts(sp.Shares))
 		}
 		for _, m := range p.Manifests {
-			if len(m.Feedback) == 0 {
+			if len(m.Feedback) == 0 && len(m.Aggregated) == 0 {
 				continue // ConfigMaps and the like: healthy once applied, nothing to add
 			}
-			fmt.Fprintf(&b, "    manifest %s: healthy=%d progressing=%d degraded=%d %s\n",
-				manifestName(m.Kind, m.Namespace, m.Name), m.Healthy, m.Progressing, m.Degraded, feedbackSums(m.Feedback))
+			fmt.Fprintf(&b, "    manifest %s: healthy=%d progressing=%d degraded=%d%s\n",
+				manifestName(m.Kind, m.Namespace, m.Name), m.Healthy, m.Progressing, m.Degraded, prefixed(" ", feedbackSums(m.Feedback)))
+			if len(m.Aggregated) > 0 {
+				fmt.Fprintf(&b, "      aggregated: %s\n", aggregatedFields(m.Aggregated))
+			}
 		}
 		for _, u := range p.Unhealthy {
 			fmt.Fprintf(&b, "    unhealthy %s: %s %s: %s\n", u.Cluster, u.State, u.Reason, clip(u.Message, 100))
@@ -82,7 +85,48 @@ func Render(s Snapshot) string {
 			fmt.Fprintf(&b, "    unhealthy: %d more\n", p.UnhealthyNotListed)
 		}
 	}
+	if len(s.Interpreters) > 0 {
+		fmt.Fprintf(&b, "\nRESOURCEINTERPRETERS (%d)\n", len(s.Interpreters))
+		rows := make([][]string, 0, len(s.Interpreters))
+		for _, ri := range s.Interpreters {
+			state := fmt.Sprintf("Ready=%s %s", orDash(string(ri.Ready)), ri.Reason)
+			if ri.Ready == metav1.ConditionFalse {
+				state += ": " + clip(ri.Message, 80)
+			}
+			rows = append(rows, []string{ri.Name, strings.TrimSuffix(ri.Kind+"."+ri.Group, "."), strings.TrimSpace(state)})
+		}
+		writeTable(&b, rows, "  ")
+	}
 	return b.String()
+}
+
+// aggregatedFields writes a manifest's roll-up as its interpreter asks for it: "readyInstances 6 (sum),
+// phase Ready on 4, Provisioning on 1".
+func aggregatedFields(fields []workv1alpha1.AggregatedField) string {
+	parts := make([]string, 0, len(fields))
+	for _, f := range fields {
+		if f.Operation == workv1alpha1.AggregationCount {
+			counts := make([]string, 0, len(f.Counts))
+			for _, c := range f.Counts {
+				counts = append(counts, fmt.Sprintf("%s on %d", c.Value, c.Clusters))
+			}
+			parts = append(parts, f.Name+" "+orDash(strings.Join(counts, ", ")))
+			continue
+		}
+		value := "-"
+		if f.Value != nil {
+			value = fmt.Sprint(*f.Value)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", f.Name, value, strings.ToLower(string(f.Operation))))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func prefixed(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
 }
 
 // ownerColumns are the owners of the works on the clusters: sample and other PlacementManifestWorks first,

@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
@@ -28,6 +30,8 @@ const clusters = 4
 var (
 	hello = types.NamespacedName{Namespace: "default", Name: "hello"}
 	web   = types.NamespacedName{Namespace: "default", Name: "web"}
+	// orders is the interpreter sample: a Database split by its ResourceInterpreter.
+	orders = types.NamespacedName{Namespace: "default", Name: "orders"}
 )
 
 func TestSandboxSamplesSettle(t *testing.T) {
@@ -65,14 +69,14 @@ func TestSandboxSamplesSettle(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 
-	t.Run("both samples are available on every cluster", func(t *testing.T) {
+	t.Run("every sample is available on every cluster", func(t *testing.T) {
 		if !res.Settled {
 			t.Errorf("Run returned without the samples settled")
 		}
 		if got := len(res.Final.Clusters); got != clusters {
 			t.Errorf("%d clusters, want %d", got, clusters)
 		}
-		for _, name := range []types.NamespacedName{hello, web} {
+		for _, name := range []types.NamespacedName{hello, web, orders} {
 			p := pmw(t, res.Final, name)
 			s := p.Summary
 			if s.Total != clusters || s.Applied != clusters || s.Available != clusters || s.Progressing != 0 || s.Degraded != 0 {
@@ -108,6 +112,27 @@ func TestSandboxSamplesSettle(t *testing.T) {
 		}
 		if sum != int64(webTotal) {
 			t.Errorf("the clusters' ManifestWorks carry %d replicas of %s, want %d", sum, web, webTotal)
+		}
+	})
+
+	t.Run("the interpreter sample's Database is judged and rolled up by its interpreter", func(t *testing.T) {
+		p := pmw(t, res.Final, orders)
+		if len(p.Manifests) != 1 {
+			t.Fatalf("%s status.manifests %+v, want one", orders, p.Manifests)
+		}
+		m := p.Manifests[0]
+		if m.Kind != sandbox.DatabaseKind || m.Healthy != clusters {
+			t.Errorf("%s manifest %s healthy on %d clusters, want %s healthy on %d", orders, m.Kind, m.Healthy, sandbox.DatabaseKind, clusters)
+		}
+		want := []workv1alpha1.AggregatedField{
+			{Name: "phase", Operation: workv1alpha1.AggregationCount, Clusters: clusters, Counts: []workv1alpha1.ValueCount{{Value: "Ready", Clusters: clusters}}},
+			{Name: "readyInstances", Operation: workv1alpha1.AggregationSum, Clusters: clusters, Value: ptr.To[int64](6)},
+		}
+		if diff := cmp.Diff(want, m.Aggregated); diff != "" {
+			t.Errorf("%s aggregated (-want +got):\n%s", orders, diff)
+		}
+		if len(res.Final.Interpreters) != 1 || res.Final.Interpreters[0].Ready != "True" {
+			t.Errorf("interpreters %+v, want the sample's, Ready", res.Final.Interpreters)
 		}
 	})
 

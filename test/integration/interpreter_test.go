@@ -260,7 +260,9 @@ var _ = Describe("ResourceInterpreter", func() {
 
 		By("the webhook stops answering: under the Fail policy the cluster it judges is degraded, naming the webhook")
 		server.Close()
-		reportDB(clusters[0], func(n int) map[string]any { return map[string]any{"readyInstances": n, "phase": dbwebhook.PhaseProvisioning} })
+		reportDB(clusters[0], func(n int) map[string]any {
+			return map[string]any{"readyInstances": n, "phase": dbwebhook.PhaseProvisioning}
+		})
 		Eventually(func(g Gomega) {
 			got := fw.Current(g, pmw)
 			g.Expect(got.Status.PlacedManifestWorkSummary.Degraded).To(Equal(int32(2)))

@@ -109,6 +109,17 @@ func TestComputeStatus(t *testing.T) {
 				workv1alpha1.ConditionDistributed: "False/InvalidSpec", workv1alpha1.ConditionManifestworkApplied: "False/InvalidSpec",
 			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 1, Applied: 1, Available: 1}},
 		},
+		"an interpreter's webhook that did not answer is retried, not stalled": {
+			obs: observation{inputs: func() inputs {
+				in := decided("c1")
+				in.invalid = &planner.InvalidError{Reason: workv1alpha1.ReasonInterpreterFailed, Message: "webhook ReviseReplica: timed out"}
+				return in
+			}()},
+			want: want{conditions: map[string]string{
+				workv1alpha1.ConditionReady: "False/InterpreterFailed", workv1alpha1.ConditionStalled: "False/NotStalled",
+				workv1alpha1.ConditionReconciling: "True/InterpreterFailed", workv1alpha1.ConditionDistributed: "False/InterpreterFailed",
+			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 1, Applied: 1, Available: 1}},
+		},
 		"a foreign work blocks one cluster: that cluster is degraded, the PMW is not stalled": {
 			obs: observation{inputs: decided("c1", "c2"), desired: desired{plan: plan("c1", "c2"), upToDate: upToDate("c1")},
 				outcome: outcome{conflicts: []string{"c2"}}},

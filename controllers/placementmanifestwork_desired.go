@@ -10,6 +10,9 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 )
 
+// interpreterRetry is how soon a desired state that an interpreter's webhook failed to give is tried again.
+const interpreterRetry = 30 * time.Second
+
 // remembered is what the desired state reads of the manager's memory.
 type remembered struct {
 	// failover are the failover states, seeded from status.failedOver after a restart.
@@ -63,6 +66,10 @@ func desiredState(pmw *workv1alpha1.PlacementManifestWork, in *inputs, mem remem
 	var invalid *planner.InvalidError
 	switch {
 	case errors.As(err, &invalid):
+		if invalid.Reason == workv1alpha1.ReasonInterpreterFailed {
+			// A webhook that did not answer may answer later, and nothing else wakes this PMW when it does.
+			recheck = minPositive(recheck, interpreterRetry)
+		}
 		return d, invalid, recheck, nil
 	case err != nil:
 		return d, nil, 0, err

@@ -1,16 +1,20 @@
 package controllers
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
@@ -47,6 +51,7 @@ func TestDesiredState(t *testing.T) {
 		owned       map[string]*workv1.ManifestWork
 		shares      map[string]map[string]int32
 		mem         remembered
+		kinds       *health.Interpreters
 		wantShares  map[string]int32
 		wantFailed  map[string]bool
 		wantDropped bool
@@ -90,6 +95,17 @@ func TestDesiredState(t *testing.T) {
 			mem:         remembered{deliveredKnown: true},
 			wantInvalid: workv1alpha1.ReasonInvalidSplitField,
 		},
+		"a webhook that does not revise the replicas keeps what was delivered, and is asked again later": {
+			pmw: splitPMW(6),
+			mem: remembered{deliveredKnown: true},
+			kinds: func() *health.Interpreters {
+				k := health.NewInterpreters()
+				k.Add(schema.GroupKind{Group: "apps", Kind: "Deployment"}, nil, unansweredReviser{health.Builtin(schema.GroupKind{Group: "apps", Kind: "Deployment"})})
+				return k
+			}(),
+			wantInvalid: workv1alpha1.ReasonInterpreterFailed,
+			wantRecheck: interpreterRetry,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -97,7 +113,7 @@ func TestDesiredState(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in := &inputs{placementFound: true, clusters: []string{"a", "b", "c"}, owned: tc.owned, shares: tc.shares, template: manifests}
+			in := &inputs{placementFound: true, clusters: []string{"a", "b", "c"}, owned: tc.owned, shares: tc.shares, template: manifests, kinds: tc.kinds}
 			d, invalid, recheck, err := desiredState(tc.pmw, in, tc.mem, now)
 			if err != nil {
 				t.Fatal(err)
@@ -105,6 +121,9 @@ func TestDesiredState(t *testing.T) {
 			if tc.wantInvalid != "" {
 				if invalid == nil || invalid.Reason != tc.wantInvalid {
 					t.Fatalf("invalid = %v, want reason %s", invalid, tc.wantInvalid)
+				}
+				if recheck != tc.wantRecheck {
+					t.Errorf("recheck = %v, want %v", recheck, tc.wantRecheck)
 				}
 				return
 			}
@@ -129,4 +148,11 @@ func TestDesiredState(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unansweredReviser is an interpreter whose webhook does not answer ReviseReplica under a Fail policy.
+type unansweredReviser struct{ health.Interpreter }
+
+func (unansweredReviser) ReviseReplicas(template.Manifest, int32) (map[string]any, bool, error) {
+	return nil, false, errors.New("webhook ReviseReplica: timed out after 10s")
 }

@@ -157,7 +157,8 @@ func readiness(obs *observation, s workv1alpha1.PlacedManifestWorkSummary, rollo
 		Reason: workv1alpha1.ReasonNotStalled, Message: "Nothing needs the user's action"}
 
 	switch {
-	case obs.invalid != nil:
+	case obs.invalid != nil && obs.invalid.Reason != workv1alpha1.ReasonInterpreterFailed:
+		// An interpreter's webhook that does not answer may answer later (it is retried): not Stalled.
 		stalled.Status, stalled.Reason, stalled.Message = metav1.ConditionTrue, obs.invalid.Reason, obs.invalid.Message
 	case !obs.placementFound:
 		stalled.Status, stalled.Reason = metav1.ConditionTrue, workv1alpha1.ReasonPlacementNotFound
@@ -181,6 +182,8 @@ func readiness(obs *observation, s workv1alpha1.PlacedManifestWorkSummary, rollo
 	case len(obs.clusters) == 0:
 		ready.Reason = workv1alpha1.ReasonPlacementDecisionEmpty
 		ready.Message = fmt.Sprintf("Placement %q selects no cluster; the works of %d clusters are kept until the move timeout in case that is a moment", obs.placementName, obs.leaving)
+	case obs.invalid != nil:
+		ready.Reason, ready.Message = obs.invalid.Reason, obs.invalid.Message
 	case len(obs.conflicts) > 0:
 		ready.Reason = workv1alpha1.ReasonManifestWorkConflict
 		ready.Message = fmt.Sprintf("ManifestWorks not owned by this PlacementManifestWork block %s; the other clusters are served", names(obs.conflicts))

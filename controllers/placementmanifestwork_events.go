@@ -38,7 +38,8 @@ var failureReasons = map[string]bool{
 }
 
 // Events compares the old and new status and returns the events the change deserves: a warning when a
-// condition enters a failure reason, and the transitions into and out of degraded and into Ready. Nothing is
+// condition enters a failure reason, the transitions into and out of degraded, the end of a run that finishes
+// (completed, or failed somewhere), and into Ready. Nothing is
 // repeated while the state stays the same.
 func Events(old, updated *workv1alpha1.PlacementManifestWorkStatus) []Event {
 	var out []Event
@@ -63,6 +64,15 @@ func Events(old, updated *workv1alpha1.PlacementManifestWorkStatus) []Event {
 		out = append(out, Event{Type: corev1.EventTypeWarning, Reason: EventDegraded, Message: msg})
 	case was > 0 && is == 0:
 		out = append(out, Event{Type: corev1.EventTypeNormal, Reason: EventRecovered, Message: "No cluster is degraded any more"})
+	}
+	if was, is := meta.FindStatusCondition(old.Conditions, workv1alpha1.ConditionCompleted), meta.FindStatusCondition(updated.Conditions, workv1alpha1.ConditionCompleted); is != nil &&
+		(was == nil || was.Reason != is.Reason) {
+		switch is.Reason {
+		case workv1alpha1.ReasonAllClustersCompleted:
+			out = append(out, Event{Type: corev1.EventTypeNormal, Reason: workv1alpha1.EventReasonCompleted, Message: is.Message})
+		case workv1alpha1.ReasonClustersFailed:
+			out = append(out, Event{Type: corev1.EventTypeWarning, Reason: workv1alpha1.EventReasonRunFailed, Message: is.Message})
+		}
 	}
 	if !meta.IsStatusConditionTrue(old.Conditions, workv1alpha1.ConditionReady) && meta.IsStatusConditionTrue(updated.Conditions, workv1alpha1.ConditionReady) {
 		out = append(out, Event{Type: corev1.EventTypeNormal, Reason: EventReady, Message: meta.FindStatusCondition(updated.Conditions, workv1alpha1.ConditionReady).Message})

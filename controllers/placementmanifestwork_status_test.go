@@ -114,6 +114,7 @@ func TestEvents(t *testing.T) {
 	}
 	conflict := cond(workv1alpha1.ConditionManifestworkApplied, workv1alpha1.ReasonManifestWorkConflict, metav1.ConditionFalse)
 	ready := cond(workv1alpha1.ConditionReady, workv1alpha1.ReasonAllClustersAvailable, metav1.ConditionTrue)
+	running := cond(workv1alpha1.ConditionCompleted, workv1alpha1.ReasonRunning, metav1.ConditionFalse)
 	cases := map[string]struct {
 		old, updated *workv1alpha1.PlacementManifestWorkStatus
 		want         []string
@@ -126,6 +127,11 @@ func TestEvents(t *testing.T) {
 		"becomes degraded":      {old: status(0), updated: status(2), want: []string{EventDegraded}},
 		"stays degraded":        {old: status(1), updated: status(2)},
 		"recovers and is ready": {old: status(1), updated: status(0, ready), want: []string{EventRecovered, EventReady}},
+		"a run completes": {old: status(0, running), updated: status(0, cond(workv1alpha1.ConditionCompleted, workv1alpha1.ReasonAllClustersCompleted, metav1.ConditionTrue)),
+			want: []string{workv1alpha1.EventReasonCompleted}},
+		"a run fails somewhere": {old: status(0, running), updated: status(1, cond(workv1alpha1.ConditionCompleted, workv1alpha1.ReasonClustersFailed, metav1.ConditionFalse)),
+			want: []string{EventDegraded, workv1alpha1.EventReasonRunFailed}},
+		"a run keeps running": {old: status(0, running), updated: status(0, running)},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -166,6 +166,10 @@ const (
 	EventReasonRecovered = "Recovered"
 	// EventReasonReady (Normal): the PlacementManifestWork became Ready.
 	EventReasonReady = "Ready"
+	// EventReasonCompleted (Normal): a run that finishes completed on every decided cluster.
+	EventReasonCompleted = "Completed"
+	// EventReasonRunFailed (Warning): a run that finishes ended on every decided cluster, and failed on some.
+	EventReasonRunFailed = "RunFailed"
 )
 
 // Reasons of a ResourceInterpreter's Ready condition (ConditionReady: True when the manager compiled the

@@ -1,8 +1,10 @@
 package controllers
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	toolscache "k8s.io/client-go/tools/cache"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -24,29 +26,53 @@ func CacheOptions() cache.Options {
 		panic(err) // the key is a constant; an error here is a programming error
 	}
 	stripManagedFields := cache.TransformStripManagedFields()
-	return cache.Options{
-		DefaultTransform: stripManagedFields,
-		ByObject: map[client.Object]cache.ByObject{
-			// The manager reads a ManagedCluster's labels and Available condition, nothing of its spec (client
-			// configs with CA bundles) or the rest of its status (capacity, versions, claims).
-			&clusterv1.ManagedCluster{}: {
-				Transform: func(o any) (any, error) {
-					if mc, ok := o.(*clusterv1.ManagedCluster); ok {
-						mc.Spec = clusterv1.ManagedClusterSpec{}
-						mc.Status = clusterv1.ManagedClusterStatus{Conditions: mc.Status.Conditions}
-					}
-					return stripManagedFields(o)
-				},
-			},
-			&workv1.ManifestWork{}: {
-				Label: labels.NewSelector().Add(*owned),
-				Transform: func(o any) (any, error) {
-					if w, ok := o.(*workv1.ManifestWork); ok {
-						w.Spec.Workload.Manifests = nil
-					}
-					return stripManagedFields(o)
-				},
+	byObject := map[client.Object]cache.ByObject{
+		// The manager reads a ManagedCluster's labels and Available condition, nothing of its spec (client
+		// configs with CA bundles) or the rest of its status (capacity, versions, claims).
+		&clusterv1.ManagedCluster{}: {
+			Transform: func(o any) (any, error) {
+				if mc, ok := o.(*clusterv1.ManagedCluster); ok {
+					mc.Spec = clusterv1.ManagedClusterSpec{}
+					mc.Status = clusterv1.ManagedClusterStatus{Conditions: mc.Status.Conditions}
+				}
+				return stripManagedFields(o)
 			},
 		},
+		&workv1.ManifestWork{}: {
+			Label: labels.NewSelector().Add(*owned),
+			Transform: func(o any) (any, error) {
+				if w, ok := o.(*workv1.ManifestWork); ok {
+					w.Spec.Workload.Manifests = nil
+				}
+				return stripManagedFields(o)
+			},
+		},
+	}
+	// The ConfigMaps, Secrets and ServiceAccounts PMWs may carry along are watched as metadata only
+	// (setup.go), which is still a list of every one of them on the hub: only what maps an event to its
+	// PlacementManifestWorks is kept.
+	for _, kind := range dependencyKinds {
+		byObject[&metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: kind}}] = cache.ByObject{
+			Transform: keepIdentity(stripManagedFields),
+		}
+	}
+	return cache.Options{DefaultTransform: stripManagedFields, ByObject: byObject}
+}
+
+// dependencyKinds are the kinds a ResourceInterpreter's dependencies may name.
+var dependencyKinds = []string{"ConfigMap", "Secret", "ServiceAccount"}
+
+// keepIdentity keeps of an object's metadata its name, namespace, UID and resourceVersion: not its labels and
+// annotations, which for an object written with kubectl apply hold a copy of all of it (a Secret's data
+// included), nor managedFields. Other objects of the same kind (none: the manager reads them from the API
+// server) only lose their managedFields.
+func keepIdentity(other toolscache.TransformFunc) toolscache.TransformFunc {
+	return func(o any) (any, error) {
+		m, ok := o.(*metav1.PartialObjectMetadata)
+		if !ok {
+			return other(o)
+		}
+		m.ObjectMeta = metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion}
+		return m, nil
 	}
 }

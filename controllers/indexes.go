@@ -25,6 +25,10 @@ const (
 	// IndexTemplateKind indexes a PlacementManifestWork by the group/kind of each manifest of its template, so a
 	// ResourceInterpreter's change reaches the PlacementManifestWorks with manifests of its kind.
 	IndexTemplateKind = "placementManifestWork.templateKind"
+	// IndexPropagatesDependencies indexes, under "true", the PlacementManifestWorks that carry their manifests'
+	// dependencies along (spec.propagateDependencies), so a change of a ConfigMap, Secret or ServiceAccount
+	// reaches those of its namespace.
+	IndexPropagatesDependencies = "placementManifestWork.propagatesDependencies"
 	// IndexUnavailable indexes, under "true", the ManagedClusters that are not available, so a reconcile reads
 	// those instead of every cluster of the hub.
 	IndexUnavailable = "managedCluster.unavailable"
@@ -60,6 +64,14 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 		return nil
 	}); err != nil {
 		return fmt.Errorf("indexing PlacementManifestWorks by cluster labels: %w", err)
+	}
+	if err := idx.IndexField(ctx, &workv1alpha1.PlacementManifestWork{}, IndexPropagatesDependencies, func(o client.Object) []string {
+		if o.(*workv1alpha1.PlacementManifestWork).Spec.PropagateDependencies {
+			return []string{"true"}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing PlacementManifestWorks by propagateDependencies: %w", err)
 	}
 	if err := idx.IndexField(ctx, &clusterv1.ManagedCluster{}, IndexUnavailable, func(o client.Object) []string {
 		if unavailable(o.(*clusterv1.ManagedCluster)) != "" {

@@ -167,6 +167,14 @@ func (r *PlacementManifestWorkReconciler) gather(ctx context.Context, pmw *workv
 			"The stored spec has fields the manager cannot decode: %s; edit them to valid values (the CRD now refuses such values). The ManifestWorks already delivered are kept",
 			strings.Join(problems, "; "))}
 	}
+	if obs.invalid == nil && pmw.Spec.PropagateDependencies {
+		// The dependencies travel as manifests after the template's, so health and status judge them too.
+		deps, invalid, err := r.dependencies(ctx, pmw, obs.kinds, obs.template)
+		if err != nil {
+			return nil, 0, err
+		}
+		obs.template, obs.invalid = append(obs.template, deps...), invalid
+	}
 	if obs.unavailable, err = r.unavailableClusters(ctx); err != nil {
 		return nil, 0, err
 	}

@@ -103,3 +103,10 @@ func (r *PlacementManifestWorkReconciler) byInterpreter(ctx context.Context, o c
 	}
 	return r.requestsFor(ctx, client.MatchingFields{IndexTemplateKind: templateKindKey(ri.Spec.Target.Group, ri.Spec.Target.Kind)})
 }
+
+// byDependency maps a ConfigMap, Secret or ServiceAccount (its metadata) to the PlacementManifestWorks of its
+// namespace that carry dependencies along: which of them name it is known only by evaluating their
+// interpreters, which their reconcile does.
+func (r *PlacementManifestWorkReconciler) byDependency(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.requestsFor(ctx, client.InNamespace(o.GetNamespace()), client.MatchingFields{IndexPropagatesDependencies: "true"})
+}

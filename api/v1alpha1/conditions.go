@@ -72,6 +72,11 @@ const (
 	ReasonInvalidSplitField = "InvalidSplitField"
 	// ReasonReplicasUnplaced: part of a split total cannot be placed within limitRange.max.
 	ReasonReplicasUnplaced = "ReplicasUnplaced"
+	// ReasonDependencyNotFound: with spec.propagateDependencies, a ConfigMap, Secret or ServiceAccount a
+	// manifest needs is not in the PlacementManifestWork's namespace on the hub (or cannot be delivered).
+	// Nothing is written; the ManifestWorks already delivered are kept as they were. (An expression that
+	// fails is ReasonInterpreterFailed.)
+	ReasonDependencyNotFound = "DependencyNotFound"
 )
 
 // Reasons of the Ready, Reconciling and Stalled conditions.

@@ -94,6 +94,14 @@ type PlacementManifestWorkSpec struct {
 	// +optional
 	MoveStrategy *MoveStrategy `json:"moveStrategy,omitempty"`
 
+	// propagateDependencies, when true, carries each manifest's dependencies along: for every manifest whose
+	// kind's ResourceInterpreter declares dependencies, the ConfigMaps, Secrets and ServiceAccounts it names are
+	// read from this PlacementManifestWork's namespace on the hub and delivered to every cluster beside the
+	// manifest, into the manifest's namespace, and kept in step when they change on the hub. One that is
+	// missing makes Distributed False (DependencyNotFound) and keeps the delivered ManifestWorks as they are.
+	// +optional
+	PropagateDependencies bool `json:"propagateDependencies,omitempty"`
+
 	// decodeProblems are the fields of the stored spec that could not be decoded (see DecodeProblems).
 	decodeProblems []string `json:"-"`
 }

@@ -46,8 +46,8 @@ type ResourceInterpreterSpec struct {
 	Aggregation []InterpreterAggregation `json:"aggregation,omitempty"`
 
 	// dependencies names the hub objects a manifest needs (the ConfigMaps, Secrets and ServiceAccounts its pod
-	// template references). It is compiled and checked; PlacementManifestWorks do not carry dependencies along
-	// yet.
+	// template references). A PlacementManifestWork with spec.propagateDependencies delivers them beside the
+	// manifest; others leave them alone.
 	// +optional
 	Dependencies *InterpreterDependencies `json:"dependencies,omitempty"`
 

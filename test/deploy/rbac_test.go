@@ -325,12 +325,29 @@ var managerGrants = map[string]grant{
 	"coordination.k8s.io|leases|update":                                        {requested, "leader election: renewing and, on SIGTERM, releasing the Lease"},
 	"|events|create":                                                           {requested, "leader election's event on the Lease (\"... became leader\", client-go tools/record)"},
 	"|events|patch":                                                            {unreached, "leader election's event repeated is patched (client-go tools/record); the run is elected once"},
+	"|configmaps|get":                                                          {unreached, dependencyGet},
+	"|secrets|get":                                                             {unreached, dependencyGet},
+	"|serviceaccounts|get":                                                     {unreached, dependencyGet},
+	"|configmaps|list":                                                         {unreached, listFallback},
+	"|secrets|list":                                                            {unreached, listFallback},
+	"|serviceaccounts|list":                                                    {unreached, listFallback},
+	"|configmaps|watch":                                                        {requested, dependencyWatch},
+	"|secrets|watch":                                                           {requested, dependencyWatch},
+	"|serviceaccounts|watch":                                                   {requested, dependencyWatch},
 }
 
 // listFallback is why the run makes no list request: client-go's informers stream their initial list over the
 // watch (WatchListClient) from API servers that support it, such as envtest's; against older ones, or with
 // the feature off, they list.
 const listFallback = "the cache's informer, when the API server cannot stream the initial list over the watch"
+
+// dependencyGet and dependencyWatch are why the manager reads ConfigMaps, Secrets and ServiceAccounts: the
+// dependencies a PMW with spec.propagateDependencies carries along are read from the API server (APIReader, never
+// cached), and watched as metadata only so a change wakes the PMWs of their namespace.
+const (
+	dependencyGet   = "reading the dependencies of a PMW with propagateDependencies (APIReader); the run has no such PMW (test/integration has)"
+	dependencyWatch = "the metadata-only informer that wakes the PMWs carrying dependencies when one changes"
+)
 
 // TestRBACGrantsOnlyWhatIsListed fails when the manager's RBAC (markers and leader election Role) and
 // managerGrants differ: a new or widened marker needs a line there saying what uses it.

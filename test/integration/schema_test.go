@@ -483,7 +483,8 @@ const schemaBaseSpec = `{
       "mandatoryDecisionGroups": [{"groupName": "g", "groupIndex": 0}]}
   },
   "failover": {"disabled": false, "gracePeriod": "5m", "recoveryPeriod": "2m"},
-  "moveStrategy": {"type": "MakeBeforeBreak", "timeout": "10m"}
+  "moveStrategy": {"type": "MakeBeforeBreak", "timeout": "10m"},
+  "propagateDependencies": true
 }`
 
 const schemaBaseStatus = `{

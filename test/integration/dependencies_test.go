@@ -1,0 +1,167 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+)
+
+var _ = Describe("Dependencies", func() {
+	var (
+		ctx      context.Context
+		ns       string
+		group    string
+		clusters []string
+	)
+
+	// widget is a custom resource whose interpreter names the ConfigMap spec.configName and, when set, the
+	// Secret spec.secretName.
+	widget := func(spec map[string]any) map[string]any {
+		return map[string]any{
+			"apiVersion": group + "/v1", "kind": "Widget",
+			"metadata": map[string]any{"name": "gadget", "namespace": "shop"},
+			"spec":     spec,
+		}
+	}
+	// carried are the manifests of each cluster's work other than the Widget, as "<kind> <namespace>/<name>"
+	// with their data.
+	type delivered struct {
+		ID   string
+		Data map[string]any
+	}
+	carried := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork) map[string][]delivered {
+		out := map[string][]delivered{}
+		for cluster, w := range fw.WorksByCluster(g, pmw) {
+			out[cluster] = []delivered{}
+			for _, m := range w.Spec.Workload.Manifests {
+				var obj struct {
+					Kind     string            `json:"kind"`
+					Metadata metav1.ObjectMeta `json:"metadata"`
+					Data     map[string]any    `json:"data"`
+				}
+				g.Expect(json.Unmarshal(m.Raw, &obj)).To(Succeed())
+				if obj.Kind != "Widget" {
+					out[cluster] = append(out[cluster], delivered{ID: obj.Kind + " " + obj.Metadata.Namespace + "/" + obj.Metadata.Name, Data: obj.Data})
+				}
+			}
+		}
+		return out
+	}
+	everyCluster := func(want ...delivered) map[string][]delivered {
+		out := map[string][]delivered{}
+		for _, c := range clusters {
+			out[c] = append([]delivered{}, want...)
+		}
+		return out
+	}
+
+	BeforeEach(func() {
+		ctx = context.Background()
+		ns = fw.NewNamespace("dependencies")
+		group = "widgets-" + rand.String(6) + ".example.io"
+		ri := &workv1alpha1.ResourceInterpreter{
+			ObjectMeta: metav1.ObjectMeta{Name: "widgets-" + rand.String(5)},
+			Spec: workv1alpha1.ResourceInterpreterSpec{
+				Target: workv1alpha1.InterpreterTarget{Group: group, Kind: "Widget"},
+				Dependencies: &workv1alpha1.InterpreterDependencies{Expression: `[{'kind': 'ConfigMap', 'name': object.spec.configName}] +
+					(has(object.spec.secretName) ? [{'kind': 'Secret', 'name': object.spec.secretName}] : [])`},
+			},
+		}
+		Expect(k8s.Create(ctx, ri)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, ri))).To(Succeed()) })
+		Eventually(func(g Gomega) {
+			got := &workv1alpha1.ResourceInterpreter{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(ri), got)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, workv1alpha1.ConditionReady)).To(BeTrue())
+		}, timeout, interval).Should(Succeed())
+
+		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
+		clusters = fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		Expect(k8s.Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns, Labels: map[string]string{"app": "gadget"},
+				Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": `{"data":{"level":"1"}}`}},
+			Data: map[string]string{"level": "1"},
+		})).To(Succeed())
+	})
+
+	It("carries the ConfigMaps and Secrets a manifest names to every cluster, keeps them in step, and keeps the works while one is missing", func() {
+		pmw := framework.MakePMW("gadget", ns).Placement("p").Manifest(widget(map[string]any{"configName": "settings"})).Obj()
+		pmw.Spec.PropagateDependencies = true
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+
+		By("every work carries the ConfigMap, in the Widget's namespace, without kubectl's copy")
+		Eventually(func(g Gomega) {
+			g.Expect(carried(g, pmw)).To(Equal(everyCluster(delivered{ID: "ConfigMap shop/settings", Data: map[string]any{"level": "1"}})))
+			for _, w := range fw.WorksOf(g, pmw) {
+				cm := &corev1.ConfigMap{}
+				g.Expect(json.Unmarshal(w.Spec.Workload.Manifests[1].Raw, cm)).To(Succeed())
+				g.Expect(cm.Labels).To(Equal(map[string]string{"app": "gadget"}))
+				g.Expect(cm.Annotations).To(BeEmpty())
+			}
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionDistributed)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
+		}, timeout, interval).Should(Succeed())
+
+		By("a change of the ConfigMap on the hub reaches every work")
+		Eventually(func(g Gomega) {
+			cm := &corev1.ConfigMap{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "settings"}, cm)).To(Succeed())
+			cm.Data["level"] = "2"
+			g.Expect(k8s.Update(ctx, cm)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(carried(g, pmw)).To(Equal(everyCluster(delivered{ID: "ConfigMap shop/settings", Data: map[string]any{"level": "2"}})))
+		}, timeout, interval).Should(Succeed())
+
+		By("a Secret the manifest now names is missing: Distributed False, and the works stay as they were")
+		fw.UpdatePMW(pmw, func(p *workv1alpha1.PlacementManifestWork) {
+			p.Spec.ManifestWorkTemplate = framework.MakePMW("", "").Manifest(widget(map[string]any{"configName": "settings", "secretName": "creds"})).
+				Obj().Spec.ManifestWorkTemplate
+		})
+		Eventually(func(g Gomega) {
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionDistributed)
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonDependencyNotFound))
+			g.Expect(c.Message).To(SatisfyAll(ContainSubstring("Secret creds"), ContainSubstring("Widget."+group+" shop/gadget"), ContainSubstring(ns)))
+		}, timeout, interval).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(carried(g, pmw)).To(Equal(everyCluster(delivered{ID: "ConfigMap shop/settings", Data: map[string]any{"level": "2"}})))
+			for _, w := range fw.WorksOf(g, pmw) {
+				g.Expect(string(w.Spec.Workload.Manifests[0].Raw)).NotTo(ContainSubstring("secretName"), "the works keep the earlier template")
+			}
+		}, "2s", interval).Should(Succeed())
+
+		By("creating the Secret delivers it and the new template")
+		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: ns},
+			Data: map[string][]byte{"password": []byte("hunter2")}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(carried(g, pmw)).To(Equal(everyCluster(
+				delivered{ID: "ConfigMap shop/settings", Data: map[string]any{"level": "2"}},
+				delivered{ID: "Secret shop/creds", Data: map[string]any{"password": "aHVudGVyMg=="}},
+			)))
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionDistributed)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("carries nothing without propagateDependencies", func() {
+		pmw := framework.MakePMW("gadget", ns).Placement("p").Manifest(widget(map[string]any{"configName": "settings", "secretName": "absent"})).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(carried(g, pmw)).To(Equal(everyCluster()))
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionDistributed)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
+		}, timeout, interval).Should(Succeed())
+	})
+})

@@ -484,6 +484,7 @@ const schemaBaseSpec = `{
   },
   "failover": {"disabled": false, "gracePeriod": "5m", "recoveryPeriod": "2m"},
   "moveStrategy": {"type": "MakeBeforeBreak", "timeout": "10m"},
+  "ttlSecondsAfterFinished": 60,
   "propagateDependencies": true
 }`
 
@@ -503,7 +504,9 @@ const schemaBaseStatus = `{
   "rollout": {"updated": 1, "total": 1, "succeeded": 1, "failed": 0, "currentGroup": "g"},
   "failedOverClusters": 0,
   "failedOver": [{"cluster": "c1", "since": "2024-01-01T00:00:00Z"}],
-  "leavingClusters": 0
+  "leavingClusters": 0,
+  "completion": {"observedGeneration": 1, "completed": 1, "failed": 0, "finishedTime": "2024-01-01T00:00:00Z",
+    "worksRemovedTime": "2024-01-01T00:01:00Z"}
 }`
 
 // schemaWriter writes raw JSON to the API server, so every literal reaches it exactly as written, and

@@ -35,6 +35,8 @@ var failureReasons = map[string]bool{
 	workv1alpha1.ReasonManifestWorkTooLarge:         true,
 	workv1alpha1.ReasonStrategyMatchesNoManifest:    true,
 	workv1alpha1.ReasonStrategyMatchesManyManifests: true,
+	workv1alpha1.ReasonDependencyNotFound:           true,
+	workv1alpha1.ReasonInterpreterFailed:            true,
 }
 
 // Events compares the old and new status and returns the events the change deserves: a warning when a

@@ -123,6 +123,8 @@ func TestEvents(t *testing.T) {
 		"enters a failure": {old: status(0), updated: status(0, conflict), want: []string{workv1alpha1.ReasonManifestWorkConflict}},
 		"a spec it cannot decode": {old: status(0), updated: status(0, cond(workv1alpha1.ConditionManifestworkApplied, workv1alpha1.ReasonInvalidSpec, metav1.ConditionFalse)),
 			want: []string{workv1alpha1.ReasonInvalidSpec}},
+		"a dependency is missing": {old: status(0), updated: status(0, cond(workv1alpha1.ConditionDistributed, workv1alpha1.ReasonDependencyNotFound, metav1.ConditionFalse)),
+			want: []string{workv1alpha1.ReasonDependencyNotFound}},
 		"stays in a failure":    {old: status(0, conflict), updated: status(0, conflict)},
 		"becomes degraded":      {old: status(0), updated: status(2), want: []string{EventDegraded}},
 		"stays degraded":        {old: status(1), updated: status(2)},

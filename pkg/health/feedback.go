@@ -48,6 +48,15 @@ const (
 	Ready                  = "ready"
 	IngressIP              = "ingressIP"
 	IngressHostname        = "ingressHostname"
+	CurrentReplicas        = "currentReplicas"
+	DesiredReplicas        = "desiredReplicas"
+	AbleToScale            = "ableToScale"
+	AbleToScaleMessage     = "ableToScaleMessage"
+	ScalingActive          = "scalingActive"
+	ScalingActiveReason    = "scalingActiveReason"
+	ScalingActiveMessage   = "scalingActiveMessage"
+	LastScheduleTime       = "lastScheduleTime"
+	LastSuccessfulTime     = "lastSuccessfulTime"
 	// SpecReplicas and ServiceType are of the spec: they let a cluster that a rollout holds on an earlier
 	// template be judged from its work's report alone (see WorkManifests).
 	SpecReplicas = "specReplicas"
@@ -119,6 +128,23 @@ var rules = map[schema.GroupKind]kindRule{
 	}},
 	{Group: "", Kind: "PersistentVolumeClaim"}: {resource: "persistentvolumeclaims", paths: []workv1.JsonPath{
 		path(Phase, ".status.phase"),
+	}},
+	{Group: "networking.k8s.io", Kind: "Ingress"}: {resource: "ingresses", paths: []workv1.JsonPath{
+		path(IngressIP, ".status.loadBalancer.ingress[0].ip"),
+		path(IngressHostname, ".status.loadBalancer.ingress[0].hostname"),
+	}},
+	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: {resource: "horizontalpodautoscalers", paths: []workv1.JsonPath{
+		path(CurrentReplicas, ".status.currentReplicas"),
+		path(DesiredReplicas, ".status.desiredReplicas"),
+		path(AbleToScale, conditionField("AbleToScale", "status")),
+		path(AbleToScaleMessage, conditionField("AbleToScale", "message")),
+		path(ScalingActive, conditionField("ScalingActive", "status")),
+		path(ScalingActiveReason, conditionField("ScalingActive", "reason")),
+		path(ScalingActiveMessage, conditionField("ScalingActive", "message")),
+	}},
+	{Group: "batch", Kind: "CronJob"}: {resource: "cronjobs", paths: []workv1.JsonPath{
+		path(LastScheduleTime, ".status.lastScheduleTime"),
+		path(LastSuccessfulTime, ".status.lastSuccessfulTime"),
 	}},
 	{Group: "", Kind: "Service"}: {resource: "services", paths: []workv1.JsonPath{
 		path(IngressIP, ".status.loadBalancer.ingress[0].ip"),

@@ -57,6 +57,8 @@ const (
 	ReasonClaimLost                = "ClaimLost"
 	ReasonClaimPending             = "ClaimPending"
 	ReasonNoLoadBalancerIngress    = "NoLoadBalancerIngress"
+	ReasonAutoscalerCannotScale    = "AutoscalerCannotScale"
+	ReasonAutoscalerInactive       = "AutoscalerInactive"
 	ReasonConditionRuleDegraded    = "ConditionRuleDegraded"
 	ReasonConditionRulePending     = "ConditionRulePending"
 	ReasonNotAvailable             = "NotAvailable"
@@ -273,10 +275,16 @@ func interpret(id string, in ManifestInput, f Feedback) Verdict {
 		return pod(id, f)
 	case "PersistentVolumeClaim":
 		return claim(id, f)
-	case "Service":
+	case "Service", "Ingress":
 		if f.str(IngressIP) == "" && f.str(IngressHostname) == "" {
 			return progressing(ReasonNoLoadBalancerIngress, "%s: the load balancer has no ingress yet", id)
 		}
+		return healthy()
+	case "HorizontalPodAutoscaler":
+		return autoscaler(id, f)
+	case "CronJob":
+		// A schedule: healthy once applied; its times are reported for the status, not judged (a run in
+		// progress and a failed one look alike in them).
 		return healthy()
 	}
 	return healthy()
@@ -373,6 +381,21 @@ func pod(id string, f Feedback) Verdict {
 		return progressing(ReasonWaitingForFeedback, "%s: waiting for status feedback", id)
 	}
 	return progressing(ReasonPodNotReady, "%s: the pod is %s and not ready", id, f.str(Phase))
+}
+
+// autoscaler judges a HorizontalPodAutoscaler by its conditions, as its controller sets them: one that cannot
+// scale or cannot compute a scale (missing metrics, a scale target it cannot find) is degraded; scaling
+// disabled (a target scaled to zero on purpose) is healthy.
+func autoscaler(id string, f Feedback) Verdict {
+	switch {
+	case f.str(AbleToScale) == "" && f.str(ScalingActive) == "":
+		return progressing(ReasonWaitingForFeedback, "%s: waiting for status feedback", id)
+	case f.str(AbleToScale) == "False":
+		return degraded(ReasonAutoscalerCannotScale, "%s: cannot scale: %s", id, f.str(AbleToScaleMessage))
+	case f.str(ScalingActive) == "False" && f.str(ScalingActiveReason) != "ScalingDisabled":
+		return degraded(ReasonAutoscalerInactive, "%s: %s: %s", id, f.str(ScalingActiveReason), f.str(ScalingActiveMessage))
+	}
+	return healthy()
 }
 
 func claim(id string, f Feedback) Verdict {

@@ -58,6 +58,9 @@ const (
 	lbServiceJSON   = `{"apiVersion":"v1","kind":"Service","metadata":{"name":"lb","namespace":"default"},"spec":{"type":"LoadBalancer"}}`
 	serviceJSON     = `{"apiVersion":"v1","kind":"Service","metadata":{"name":"svc","namespace":"default"},"spec":{"type":"ClusterIP"}}`
 	configMapJSON   = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg","namespace":"default"}}`
+	ingressJSON     = `{"apiVersion":"networking.k8s.io/v1","kind":"Ingress","metadata":{"name":"web","namespace":"default"}}`
+	hpaJSON         = `{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"web","namespace":"default"}}`
+	cronJobJSON     = `{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"nightly","namespace":"default"}}`
 	widgetJSON      = `{"apiVersion":"example.io/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"}}`
 )
 
@@ -99,6 +102,14 @@ func TestManifest(t *testing.T) {
 		"claim lost":                              {manifest: pvcJSON, status: status(T, map[string]any{Phase: "Lost"}), want: Degraded, reason: ReasonClaimLost},
 		"load balancer with ingress":              {manifest: lbServiceJSON, status: status(T, map[string]any{IngressIP: "10.0.0.1"}), want: Healthy},
 		"load balancer waiting for ingress":       {manifest: lbServiceJSON, status: status(T, nil), want: Progressing, reason: ReasonNoLoadBalancerIngress},
+		"ingress with an address":                 {manifest: ingressJSON, status: status(T, map[string]any{IngressHostname: "lb.example"}), want: Healthy},
+		"ingress waiting for an address":          {manifest: ingressJSON, status: status(T, nil), want: Progressing, reason: ReasonNoLoadBalancerIngress},
+		"autoscaler active":                       {manifest: hpaJSON, status: status(T, map[string]any{AbleToScale: "True", ScalingActive: "True", CurrentReplicas: 2, DesiredReplicas: 2}), want: Healthy},
+		"autoscaler scaled to zero on purpose":    {manifest: hpaJSON, status: status(T, map[string]any{AbleToScale: "True", ScalingActive: "False", ScalingActiveReason: "ScalingDisabled"}), want: Healthy},
+		"autoscaler without metrics":              {manifest: hpaJSON, status: status(T, map[string]any{AbleToScale: "True", ScalingActive: "False", ScalingActiveReason: "FailedGetResourceMetric"}), want: Degraded, reason: ReasonAutoscalerInactive},
+		"autoscaler that cannot scale":            {manifest: hpaJSON, status: status(T, map[string]any{AbleToScale: "False", ScalingActive: "True"}), want: Degraded, reason: ReasonAutoscalerCannotScale},
+		"autoscaler not yet reported":             {manifest: hpaJSON, status: status(T, nil), want: Progressing, reason: ReasonWaitingForFeedback},
+		"cronjob once applied":                    {manifest: cronJobJSON, status: status(T, map[string]any{LastScheduleTime: "2026-11-24T00:00:00Z"}), want: Healthy},
 		"cluster IP service once applied":         {manifest: serviceJSON, status: status(T, nil), want: Healthy},
 		"other kind: applied and available":       {manifest: configMapJSON, status: status(T, nil), want: Healthy},
 		"condition rule true":                     {manifest: widgetJSON, rules: []string{"Ready"}, status: withCondition(status(T, nil), "Ready", T), want: Healthy},

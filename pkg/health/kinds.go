@@ -89,8 +89,8 @@ func Builtin(gk schema.GroupKind) Interpreter {
 	return builtin{gk: gk, rule: rule}
 }
 
-// builtin serves a kind the manager knows: Deployment, StatefulSet, ReplicaSet, DaemonSet, Job, Pod,
-// PersistentVolumeClaim and Service.
+// builtin serves a kind the manager knows: Deployment, StatefulSet, ReplicaSet, DaemonSet, Job, CronJob, Pod,
+// PersistentVolumeClaim, Service, Ingress and HorizontalPodAutoscaler.
 type builtin struct {
 	gk   schema.GroupKind
 	rule kindRule
@@ -102,6 +102,8 @@ func (b builtin) ReplicaPaths() []string {
 	switch b.gk.Kind {
 	case "Job":
 		return []string{".spec.parallelism"}
+	case "CronJob":
+		return []string{".spec.jobTemplate.spec.parallelism"}
 	case "Deployment", "StatefulSet", "ReplicaSet":
 		return []string{workv1alpha1.DefaultSplitFieldPath}
 	}

@@ -1,0 +1,229 @@
+package override
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
+)
+
+// The grammar of image references, as github.com/distribution/reference writes it (that module is not in this
+// module's graph; the grammar is small and stable, so it is written out here and table-tested).
+var (
+	// domainPattern is a registry host: DNS labels joined by dots (or a bracketed IPv6 address), and a port.
+	domainPattern = regexp.MustCompile(`^(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?$`)
+	// repositoryPattern is a repository path: lowercase components joined by slashes.
+	repositoryPattern = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*$`)
+	// tagPattern is a tag.
+	tagPattern = regexp.MustCompile(`^[\w][\w.-]{0,127}$`)
+	// digestPattern is a digest: algorithm:hex.
+	digestPattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$`)
+)
+
+// maxImageName bounds the length of registry and repository together, as the distribution grammar does.
+const maxImageName = 255
+
+// imageRef is an image reference: [registry/]repository[:tag][@digest]. The registry is empty when the image
+// names none (nginx:1.25, library/nginx): it is read as written, not expanded to docker.io/library.
+type imageRef struct {
+	registry   string
+	repository string
+	tag        string
+	digest     string
+}
+
+func (r imageRef) String() string {
+	s := r.repository
+	if r.registry != "" {
+		s = r.registry + "/" + s
+	}
+	if r.tag != "" {
+		s += ":" + r.tag
+	}
+	if r.digest != "" {
+		s += "@" + r.digest
+	}
+	return s
+}
+
+// parseImage parses an image reference as container runtimes do: the first path component is the registry
+// when it has a dot or a port, is localhost, or has an uppercase letter.
+func parseImage(s string) (imageRef, error) {
+	var r imageRef
+	name := s
+	if i := strings.IndexByte(name, '@'); i >= 0 {
+		name, r.digest = name[:i], name[i+1:]
+		if !digestPattern.MatchString(r.digest) {
+			return imageRef{}, fmt.Errorf("image %q: %q is not a digest such as sha256:<64 hex digits>", s, r.digest)
+		}
+	}
+	if i := strings.LastIndexByte(name, ':'); i >= 0 && i > strings.LastIndexByte(name, '/') {
+		name, r.tag = name[:i], name[i+1:]
+		if !tagPattern.MatchString(r.tag) {
+			return imageRef{}, fmt.Errorf("image %q: %q is not a tag", s, r.tag)
+		}
+	}
+	if i := strings.IndexByte(name, '/'); i >= 0 && isRegistry(name[:i]) {
+		r.registry, name = name[:i], name[i+1:]
+		if !domainPattern.MatchString(r.registry) {
+			return imageRef{}, fmt.Errorf("image %q: %q is not a registry host", s, r.registry)
+		}
+	}
+	r.repository = name
+	if !repositoryPattern.MatchString(r.repository) {
+		return imageRef{}, fmt.Errorf("image %q: %q is not a repository (lowercase letters, digits, '.', '_', '-' and '/')", s, r.repository)
+	}
+	if n := len(r.registry) + len(r.repository); n > maxImageName {
+		return imageRef{}, fmt.Errorf("image %q: its name is %d characters, more than %d", s, n, maxImageName)
+	}
+	return r, nil
+}
+
+// isRegistry reports whether the first component of an image's name is a registry host.
+func isRegistry(component string) bool {
+	return strings.ContainsAny(component, ".:") || component == "localhost" || strings.ToLower(component) != component
+}
+
+// checkRegistry checks a registry override's value: a host that reads as a registry (with a dot or a port, or
+// localhost), optionally followed by a repository path prefix.
+func checkRegistry(v string) error {
+	host, prefix, hasPrefix := strings.Cut(v, "/")
+	switch {
+	case !strings.ContainsAny(host, ".:") && host != "localhost":
+		return fmt.Errorf("%q is not a registry host with a dot or a port, or localhost (mirror.example.com, registry:5000)", v)
+	case !domainPattern.MatchString(host):
+		return fmt.Errorf("%q is not a registry host (mirror.example.com, registry:5000)", host)
+	case hasPrefix && !repositoryPattern.MatchString(prefix):
+		return fmt.Errorf("%q after the host is not a repository path prefix (lowercase letters, digits, '.', '_', '-' and '/')", prefix)
+	}
+	return nil
+}
+
+// checkRepository checks a repository override's value.
+func checkRepository(v string) error {
+	if !repositoryPattern.MatchString(v) {
+		return fmt.Errorf("%q is not a repository such as team/web (lowercase letters, digits, '.', '_', '-' and '/')", v)
+	}
+	return nil
+}
+
+// checkTag checks a tag override's value.
+func checkTag(v string) error {
+	if !tagPattern.MatchString(v) {
+		return fmt.Errorf("%q is not a tag such as 1.2.3 (letters, digits, '_', '.' and '-', at most 128, not starting with '.' or '-')", v)
+	}
+	return nil
+}
+
+// imageParts are the values an image override sets for one cluster; nil when not set.
+type imageParts struct {
+	registry, repository, tag *string
+}
+
+// rewriteImage sets the parts of one image. Changing the tag removes the digest. The result must read back as
+// what was meant: a repository whose first component looks like a host, on an image without a registry,
+// would be read as a registry, and is refused.
+func rewriteImage(image string, p imageParts) (string, error) {
+	ref, err := parseImage(image)
+	if err != nil {
+		return "", err
+	}
+	if p.registry != nil {
+		host, prefix, _ := strings.Cut(*p.registry, "/")
+		ref.registry = host
+		if prefix != "" {
+			ref.repository = prefix + "/" + ref.repository
+		}
+	}
+	if p.repository != nil {
+		ref.repository = *p.repository
+		if p.registry != nil {
+			if _, prefix, _ := strings.Cut(*p.registry, "/"); prefix != "" {
+				ref.repository = prefix + "/" + ref.repository
+			}
+		}
+	}
+	if p.tag != nil {
+		ref.tag, ref.digest = *p.tag, ""
+	}
+	out := ref.String()
+	back, err := parseImage(out)
+	if err != nil {
+		return "", err
+	}
+	if back != ref {
+		return "", fmt.Errorf("image %q would become %q, which reads as registry %q and repository %q: set the registry too", image, out, back.registry, back.repository)
+	}
+	return out, nil
+}
+
+// podSpecPaths are where a manifest's pod spec is: spec for a Pod, spec.jobTemplate.spec.template.spec for a
+// CronJob, spec.template.spec for the other kinds (Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, and
+// custom workloads shaped like them).
+func podSpecPaths(m template.Manifest) []string {
+	switch {
+	case m.GVK.Group == "" && m.GVK.Kind == "Pod":
+		return []string{"spec"}
+	case m.GVK.Kind == "CronJob":
+		return []string{"spec", "jobTemplate", "spec", "template", "spec"}
+	}
+	return []string{"spec", "template", "spec"}
+}
+
+// rewriteImages returns a copy of obj with the image of every container and init container of its pod spec
+// rewritten, and whether any changed; obj itself when it has no pod spec or nothing changes.
+func rewriteImages(m template.Manifest, obj *unstructured.Unstructured, p imageParts) (*unstructured.Unstructured, bool, error) {
+	path := podSpecPaths(m)
+	spec, found, err := unstructured.NestedFieldNoCopy(obj.Object, path...)
+	if err != nil || !found {
+		return obj, false, nil
+	}
+	if _, ok := spec.(map[string]any); !ok {
+		return obj, false, nil
+	}
+	var out *unstructured.Unstructured
+	for _, list := range []string{"initContainers", "containers"} {
+		items, _, _ := unstructured.NestedFieldNoCopy(obj.Object, append(path, list)...)
+		containers, ok := items.([]any)
+		if !ok {
+			continue
+		}
+		for i, item := range containers {
+			ctr, ok := item.(map[string]any)
+			if !ok {
+				continue
+			}
+			img, ok := ctr["image"]
+			if !ok {
+				continue
+			}
+			s, ok := img.(string)
+			if !ok {
+				return nil, false, fmt.Errorf("%s[%d].image is a %T, not a string", fieldName(path, list), i, img)
+			}
+			rewritten, err := rewriteImage(s, p)
+			if err != nil {
+				return nil, false, fmt.Errorf("%s[%d].image: %w", fieldName(path, list), i, err)
+			}
+			if rewritten == s {
+				continue
+			}
+			if out == nil {
+				out = obj.DeepCopy()
+			}
+			copied, _, _ := unstructured.NestedFieldNoCopy(out.Object, append(path, list)...)
+			copied.([]any)[i].(map[string]any)["image"] = rewritten
+		}
+	}
+	if out == nil {
+		return obj, false, nil
+	}
+	return out, true, nil
+}
+
+func fieldName(path []string, list string) string {
+	return "." + strings.Join(path, ".") + "." + list
+}

@@ -1,0 +1,377 @@
+package override
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/google/cel-go/cel"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
+)
+
+// Cluster is what an override knows of a decided cluster, and what its expressions see as cluster.
+type Cluster struct {
+	// Name is the ManagedCluster's name.
+	Name string `cel:"name"`
+	// Labels are the ManagedCluster's labels.
+	Labels map[string]string `cel:"labels"`
+	// Claims are its ClusterClaims (status.clusterClaims), value by claim name.
+	Claims map[string]string `cel:"claims"`
+	// Shares are its shares of the split manifests, by the planner's SplitKey.
+	Shares map[string]int32 `cel:"shares"`
+}
+
+// Problem is an override the manager cannot use: only the user can fix it.
+type Problem struct {
+	// Override is the override's name (empty when the list itself is at fault).
+	Override string
+	// Field is the field at fault, such as spec.overrides[2].patches[0].expression.
+	Field string
+	// Message says what is wrong and what to do.
+	Message string
+}
+
+func (p Problem) Error() string { return p.Field + ": " + p.Message }
+
+// Problems are the problems of a list of overrides, in list order. As an error, it is all of them.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	msgs := make([]string, len(ps))
+	for i, p := range ps {
+		msgs[i] = p.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Set is a compiled list of overrides. It is not changed once compiled, so reconciles may share it.
+type Set struct {
+	overrides []*compiled
+}
+
+// compiled is one override, ready to select and apply.
+type compiled struct {
+	index     int
+	name      string
+	names     map[string]bool // nil: any name
+	labels    labels.Selector // nil: any labels
+	claims    labels.Selector // nil: any claims
+	manifests []workv1alpha1.OverrideManifest
+	image     *imageRewrite
+	patches   []patchOp
+	// static is the patch when no patch has an expression: decoded once, shared by every cluster.
+	static jsonpatch.Patch
+}
+
+// patchOp is one patch: its literal value (JSON) or its program.
+type patchOp struct {
+	op    workv1alpha1.OverridePatchOp
+	path  string
+	value json.RawMessage
+	prog  cel.Program
+}
+
+// imageRewrite holds the parts an image override sets: a literal or a program each, nil when not set.
+type imageRewrite struct {
+	registry, repository, tag *part
+}
+
+type part struct {
+	value string
+	prog  cel.Program
+}
+
+// pointerPattern is an RFC 6901 JSON Pointer that is not the whole document (the CRD's pattern).
+var pointerPattern = regexp.MustCompile(`^(/([^/~]|~[01])*)+$`)
+
+// identityPath is a path into the fields that say which object a manifest is (the CRD's rule).
+var identityPath = regexp.MustCompile(`^/(apiVersion|kind)(/.*)?$|^/metadata(/(name|namespace)(/.*)?)?$`)
+
+// namePattern is the pattern of an override's name.
+var namePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// maxExpression bounds an expression's length (the CRD's MaxLength).
+const maxExpression = 4096
+
+// Compile checks overrides and compiles their selectors and expressions. The error is Problems, naming every
+// override and field at fault.
+func Compile(overrides []workv1alpha1.ClusterOverride) (*Set, error) {
+	var problems Problems
+	if len(overrides) > workv1alpha1.MaxOverrides {
+		problems = append(problems, Problem{Field: "spec.overrides",
+			Message: fmt.Sprintf("%d overrides, more than the %d allowed: merge overrides that select the same clusters", len(overrides), workv1alpha1.MaxOverrides)})
+	}
+	set := &Set{}
+	seen := map[string]int{}
+	for i := range overrides {
+		c, ps := compileOverride(i, &overrides[i])
+		if first, ok := seen[overrides[i].Name]; ok && overrides[i].Name != "" {
+			ps = append(ps, Problem{Override: overrides[i].Name, Field: fmt.Sprintf("spec.overrides[%d].name", i),
+				Message: fmt.Sprintf("%s is also the name of spec.overrides[%d]: give each override its own name", overrides[i].Name, first)})
+		} else {
+			seen[overrides[i].Name] = i
+		}
+		problems = append(problems, ps...)
+		set.overrides = append(set.overrides, c)
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return set, nil
+}
+
+func compileOverride(i int, o *workv1alpha1.ClusterOverride) (*compiled, Problems) {
+	var problems Problems
+	field := fmt.Sprintf("spec.overrides[%d]", i)
+	bad := func(f, format string, args ...any) {
+		problems = append(problems, Problem{Override: o.Name, Field: field + f, Message: fmt.Sprintf(format, args...)})
+	}
+	c := &compiled{index: i, name: o.Name, manifests: o.Manifests}
+	if !namePattern.MatchString(o.Name) || len(o.Name) > 63 {
+		bad(".name", "%q is not a name of lowercase letters, digits and '-', at most 63 characters", o.Name)
+	}
+	if len(o.Patches) == 0 && o.Image == nil {
+		bad("", "the override changes nothing: set patches or image")
+	}
+	if len(o.Manifests) > 32 {
+		bad(".manifests", "%d entries, more than the 32 allowed", len(o.Manifests))
+	}
+	if cl := o.Clusters; cl != nil {
+		if len(cl.Names) > 0 {
+			c.names = make(map[string]bool, len(cl.Names))
+			for _, n := range cl.Names {
+				c.names[n] = true
+			}
+		}
+		var msg string
+		if c.labels, msg = selector(cl.LabelSelector); msg != "" {
+			bad(".clusters.labelSelector", "%s", msg)
+		}
+		if c.claims, msg = selector(cl.ClaimSelector); msg != "" {
+			bad(".clusters.claimSelector", "%s", msg)
+		}
+	}
+	if o.Image != nil {
+		c.image = &imageRewrite{}
+		parts := []struct {
+			name  string
+			in    *workv1alpha1.OverrideValue
+			out   **part
+			check func(string) error
+		}{
+			{"registry", o.Image.Registry, &c.image.registry, checkRegistry},
+			{"repository", o.Image.Repository, &c.image.repository, checkRepository},
+			{"tag", o.Image.Tag, &c.image.tag, checkTag},
+		}
+		for _, p := range parts {
+			if p.in == nil {
+				continue
+			}
+			f := ".image." + p.name
+			switch {
+			case (p.in.Value == "") == (p.in.Expression == ""):
+				bad(f, "set exactly one of value and expression")
+			case p.in.Value != "":
+				if err := p.check(p.in.Value); err != nil {
+					bad(f+".value", "%v", err)
+				}
+				*p.out = &part{value: p.in.Value}
+			default:
+				prog, msg := compileField(p.in.Expression, resultString)
+				if msg != "" {
+					bad(f+".expression", "%s", msg)
+				}
+				*p.out = &part{prog: prog}
+			}
+		}
+		if o.Image.Registry == nil && o.Image.Repository == nil && o.Image.Tag == nil {
+			bad(".image", "set at least one of registry, repository and tag")
+		}
+	}
+	if len(o.Patches) > workv1alpha1.MaxOverridePatches {
+		bad(".patches", "%d patches, more than the %d allowed", len(o.Patches), workv1alpha1.MaxOverridePatches)
+	}
+	static := true
+	for j, p := range o.Patches {
+		f := fmt.Sprintf(".patches[%d]", j)
+		op := patchOp{op: p.Op, path: p.Path}
+		switch {
+		case !pointerPattern.MatchString(p.Path) || len(p.Path) > 512:
+			bad(f+".path", "%q is not a JSON Pointer such as /spec/template/spec/containers/0/image ('~0' for '~' and '~1' for '/' inside a key)", p.Path)
+		case identityPath.MatchString(p.Path):
+			bad(f+".path", "%s touches the manifest's identity: an override cannot change apiVersion, kind, metadata as a whole, name or namespace", p.Path)
+		}
+		hasValue := p.Value != nil && len(p.Value.Raw) > 0
+		switch p.Op {
+		case workv1alpha1.OverridePatchAdd, workv1alpha1.OverridePatchReplace:
+			switch {
+			case hasValue == (p.Expression != ""):
+				bad(f, "%s takes exactly one of value and expression", p.Op)
+			case hasValue:
+				var v any
+				if err := utiljson.Unmarshal(p.Value.Raw, &v); err != nil {
+					bad(f+".value", "not JSON: %v", err)
+				}
+				op.value = json.RawMessage(p.Value.Raw)
+			default:
+				prog, msg := compileField(p.Expression, resultJSON)
+				if msg != "" {
+					bad(f+".expression", "%s", msg)
+				}
+				op.prog, static = prog, false
+			}
+		case workv1alpha1.OverridePatchRemove:
+			if hasValue || p.Expression != "" {
+				bad(f, "a remove patch takes no value and no expression")
+			}
+		default:
+			bad(f+".op", "%q is not add, replace or remove", p.Op)
+		}
+		c.patches = append(c.patches, op)
+	}
+	if static && len(c.patches) > 0 && len(problems) == 0 {
+		doc, err := patchDocument(c.patches)
+		if err == nil {
+			c.static, err = jsonpatch.DecodePatch(doc)
+		}
+		if err != nil {
+			bad(".patches", "%v", err)
+		}
+	}
+	return c, problems
+}
+
+func compileField(expr string, want result) (cel.Program, string) {
+	if len(expr) > maxExpression {
+		return nil, fmt.Sprintf("%d characters, more than the %d allowed", len(expr), maxExpression)
+	}
+	return compileExpr(expr, want)
+}
+
+// selector compiles a label selector; nil (and the message) when it is not set or invalid.
+func selector(s *metav1.LabelSelector) (labels.Selector, string) {
+	if s == nil {
+		return nil, ""
+	}
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return sel, ""
+}
+
+// Len is the number of overrides.
+func (s *Set) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.overrides)
+}
+
+// Name is the name of the override at index i.
+func (s *Set) Name(i int) string { return s.overrides[i].name }
+
+// Selects returns the indexes, in list order, of the overrides that apply to the cluster: each part of its
+// clusters that is set matches.
+func (s *Set) Selects(c Cluster) []int {
+	if s == nil {
+		return nil
+	}
+	var out []int
+	for _, o := range s.overrides {
+		if o.selectsCluster(c) {
+			out = append(out, o.index)
+		}
+	}
+	return out
+}
+
+func (o *compiled) selectsCluster(c Cluster) bool {
+	return (o.names == nil || o.names[c.Name]) &&
+		(o.labels == nil || o.labels.Matches(labels.Set(c.Labels))) &&
+		(o.claims == nil || o.claims.Matches(labels.Set(c.Claims)))
+}
+
+// selectsManifest reports whether one of the override's manifests entries matches m; any manifest without
+// entries.
+func (o *compiled) selectsManifest(m template.Manifest) bool {
+	if len(o.manifests) == 0 {
+		return true
+	}
+	for _, e := range o.manifests {
+		if ManifestMatches(e, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// ManifestMatches reports whether a manifests entry of an override selects m: every field the entry sets is
+// equal.
+func ManifestMatches(e workv1alpha1.OverrideManifest, m template.Manifest) bool {
+	return (e.Name == "" || e.Name == m.Object.GetName()) &&
+		(e.Namespace == "" || e.Namespace == m.Object.GetNamespace()) &&
+		(e.Group == "" || e.Group == m.GVK.Group) &&
+		(e.Kind == "" || e.Kind == m.GVK.Kind)
+}
+
+// CheckTemplate reports what is wrong with the overrides for this template before any cluster is looked at:
+// a manifests entry that matches no manifest, and a patch that touches a split field (at it or above it) of a
+// manifest it selects. splitFields holds, by manifest index, the split fields as dotted paths (.spec.replicas).
+func (s *Set) CheckTemplate(manifests []template.Manifest, splitFields map[int][]string) Problems {
+	if s == nil {
+		return nil
+	}
+	var problems Problems
+	for _, o := range s.overrides {
+		for j, e := range o.manifests {
+			matched := false
+			for _, m := range manifests {
+				if ManifestMatches(e, m) {
+					matched = true
+					break
+				}
+			}
+			if !matched {
+				problems = append(problems, Problem{Override: o.name, Field: fmt.Sprintf("spec.overrides[%d].manifests[%d]", o.index, j),
+					Message: "matches no manifest of the template"})
+			}
+		}
+		for _, m := range manifests {
+			if !o.selectsManifest(m) {
+				continue
+			}
+			for _, sf := range splitFields[m.Index] {
+				ptr := dottedToPointer(sf)
+				for j, p := range o.patches {
+					if p.path == ptr || strings.HasPrefix(ptr, p.path+"/") {
+						problems = append(problems, Problem{Override: o.name, Field: fmt.Sprintf("spec.overrides[%d].patches[%d].path", o.index, j),
+							Message: fmt.Sprintf("%s touches %s of %s, a split field: the split sets it per cluster (select other manifests, or patch below or beside it)", p.path, sf, m.ID())})
+					}
+				}
+			}
+		}
+	}
+	return problems
+}
+
+// dottedToPointer turns a dotted field path (.spec.replicas) into a JSON Pointer (/spec/replicas).
+func dottedToPointer(path string) string {
+	keys, err := template.FieldPathKeys(path)
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString("/")
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(k))
+	}
+	return b.String()
+}

@@ -88,7 +88,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	if obs.rollout.completion.evaluated {
 		// Without an evaluation (no usable decisions or template) the record of the run stays as it was.
 		var completed *metav1.Condition
-		st.Completion, completed = completionStatus(pmw, runAfterWrites(pmw, obs, base, outcomes), obs.rollout.completion)
+		st.Completion, completed = completionStatus(pmw, runAfterWrites(obs, base, outcomes), obs.rollout.completion)
 		if completed != nil {
 			setCondition(&st, pmw, *completed)
 		} else {
@@ -117,7 +117,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 
 // runAfterWrites judges the run from the clusters' results after this reconcile's writes (a cluster whose work
 // carries an earlier template, or that a foreign work blocks, has no per-manifest results and runs).
-func runAfterWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, base []health.ManifestInput, outcomes []status.ClusterOutcome) run {
+func runAfterWrites(obs *observation, base []health.ManifestInput, outcomes []status.ClusterOutcome) run {
 	results := make(map[string]health.ClusterResult, len(outcomes))
 	for _, o := range outcomes {
 		results[o.Cluster] = o.ClusterResult

@@ -26,8 +26,8 @@ type StatusFunc func(obj *unstructured.Unstructured, r Rollout) map[string]any
 // customKinds are the kinds declared with SimulateKind.
 var customKinds sync.Map // schema.GroupKind -> StatusFunc
 
-// SimulateKind declares a custom kind to every simulated cluster: LiveObject gives its objects the status
-// status returns, and IsWorkload counts it, so the simulated agent reports its objects again once the ready
+// SimulateKind declares a custom kind to every simulated cluster: LiveObject gives its objects what the
+// StatusFunc returns as their status, and IsWorkload counts it, so the simulated agent reports its objects again once the ready
 // delay has passed, as it does for Deployments. Declaring a kind again replaces its StatusFunc. Without a
 // declaration a custom kind has no status (a feedback path finds nothing), as a CRD without its operator.
 func SimulateKind(gk schema.GroupKind, status StatusFunc) {

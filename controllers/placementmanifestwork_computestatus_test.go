@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -66,6 +67,8 @@ func TestComputeStatus(t *testing.T) {
 	type want struct {
 		conditions map[string]string // type: "True/Reason"
 		summary    workv1alpha1.PlacedManifestWorkSummary
+		// readyMessage, when set, is how Ready's message starts.
+		readyMessage string
 	}
 	cases := map[string]struct {
 		obs  observation
@@ -143,7 +146,8 @@ func TestComputeStatus(t *testing.T) {
 			}(), desired: desired{plan: plan("c1", "c2"), upToDate: upToDate("c1", "c2")}},
 			want: want{conditions: map[string]string{
 				workv1alpha1.ConditionReady: "False/ClustersDegraded", workv1alpha1.ConditionManifestworkApplied: "False/ApplyFailed",
-			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 1, Available: 1, Degraded: 1}},
+			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 1, Available: 1, Degraded: 1},
+				readyMessage: "1 of 2 clusters are degraded, 1 available; for example c2: ApplyFailed"},
 		},
 		"a cluster the rollout holds on an earlier template is progressing, not available": {
 			obs: observation{inputs: decided("c1", "c2"), desired: desired{plan: plan("c1", "c2"), upToDate: upToDate("c1")}},
@@ -171,6 +175,9 @@ func TestComputeStatus(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want.conditions, got); diff != "" {
 				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+			if m := meta.FindStatusCondition(st.Conditions, workv1alpha1.ConditionReady).Message; !strings.HasPrefix(m, tc.want.readyMessage) {
+				t.Errorf("Ready's message %q, want it to start with %q", m, tc.want.readyMessage)
 			}
 			if diff := cmp.Diff(tc.want.summary, st.PlacedManifestWorkSummary); diff != "" {
 				t.Errorf("summary (-want +got):\n%s", diff)

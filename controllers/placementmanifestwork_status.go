@@ -109,6 +109,17 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		setCondition(&st, pmw, rolloutUnknown(&obs.inputs))
 	}
 	ready, reconciling, stalled := readiness(obs, st.PlacedManifestWorkSummary, rollout)
+	if ready.Reason == workv1alpha1.ReasonClustersDegraded && len(st.UnhealthyClusters) > 0 && st.UnhealthyClusters[0].State == workv1alpha1.ClusterDegraded {
+		// The first degraded cluster's reason in the condition itself, for tools that show conditions only
+		// (an interpreter's webhook that does not answer, a failed Job).
+		u := st.UnhealthyClusters[0]
+		example := fmt.Sprintf("; for example %s: %s", u.Cluster, u.Reason)
+		if u.Message != "" {
+			example += ": " + u.Message
+		}
+		ready.Message += example
+		reconciling.Message += example
+	}
 	setCondition(&st, pmw, ready)
 	setCondition(&st, pmw, reconciling)
 	setCondition(&st, pmw, stalled)

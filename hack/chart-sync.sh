@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Keeps the Helm chart's generated files in step with config/, the controller-gen output of `make manifests`:
+# Keeps the Helm chart's generated files in step with config/ (the controller-gen output of `make manifests`, and
+# the shipped interpreter library; Helm reads only files inside the chart):
 #
 #   charts/placement-manifestwork/crds/*.yaml                          copies of config/crd/bases/*.yaml
 #   charts/placement-manifestwork/templates/clusterrole.yaml           rules of config/rbac/role.yaml
 #   charts/placement-manifestwork/templates/leader-election-role.yaml  rules of config/rbac/leader_election_role.yaml
+#   charts/placement-manifestwork/interpreters/*.yaml                  copies of the ResourceInterpreters that
+#                                                                      config/interpreters/kustomization.yaml lists
+#                                                                      (templates/interpreters.yaml renders them when
+#                                                                      interpreters.install is true)
 #
 #   hack/chart-sync.sh            # rewrites them (make chart)
 #   hack/chart-sync.sh --verify   # fails, with a diff, when they differ from what config/ gives (make verify-chart)
@@ -31,11 +36,44 @@ rules() {
   sed -n '/^rules:/,$p' "$file"
 }
 
+# interpreters prints the files config/interpreters/kustomization.yaml lists under resources:, one a line
+# (the shipped ResourceInterpreters; the README and the Go tests beside them are not listed).
+interpreters() {
+  local kustomization="$root/config/interpreters/kustomization.yaml"
+  local list
+  list=$(awk '
+    /^resources:/ { in_resources = 1; next }
+    /^[^ #-]/     { in_resources = 0 }
+    in_resources && /^- / { sub(/^- */, ""); sub(/ *(#.*)?$/, ""); print }
+  ' "$kustomization")
+  if [[ -z "$list" ]]; then
+    echo "chart-sync: $kustomization lists no resources" >&2
+    exit 1
+  fi
+  local f
+  for f in $list; do
+    if [[ "$f" == */* || "$f" != *.yaml || ! -f "$root/config/interpreters/$f" ]]; then
+      echo "chart-sync: $kustomization lists $f, not a .yaml file of config/interpreters; teach hack/chart-sync.sh about it" >&2
+      exit 1
+    fi
+    if ! grep -q '^kind: ResourceInterpreter$' "$root/config/interpreters/$f" || [[ $(grep -c '^kind:' "$root/config/interpreters/$f") != 1 ]]; then
+      echo "chart-sync: config/interpreters/$f must hold exactly one ResourceInterpreter" >&2
+      exit 1
+    fi
+  done
+  echo "$list"
+}
+
 # generate DIR writes the generated chart files under DIR (laid out like the chart).
 generate() {
   local out=$1
-  mkdir -p "$out/crds" "$out/templates"
+  mkdir -p "$out/crds" "$out/templates" "$out/interpreters"
   cp "$root"/config/crd/bases/*.yaml "$out/crds/"
+  local f list
+  list=$(interpreters)
+  for f in $list; do
+    cp "$root/config/interpreters/$f" "$out/interpreters/"
+  done
 
   {
     cat <<'TPL'
@@ -74,10 +112,10 @@ TPL
   } >"$out/templates/leader-election-role.yaml"
 }
 
-files() { (cd "$1" && ls crds/*.yaml templates/clusterrole.yaml templates/leader-election-role.yaml 2>/dev/null); }
+files() { (cd "$1" && ls crds/*.yaml interpreters/*.yaml templates/clusterrole.yaml templates/leader-election-role.yaml 2>/dev/null); }
 
 if [[ "$mode" == sync ]]; then
-  rm -f "$chart"/crds/*.yaml
+  rm -f "$chart"/crds/*.yaml "$chart"/interpreters/*.yaml
   generate "$chart"
   exit 0
 fi

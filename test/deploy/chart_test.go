@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -17,8 +19,8 @@ import (
 
 const customValues = "test/deploy/testdata/values-custom.yaml"
 
-// TestChartInSync fails when the chart's CRDs or generated RBAC templates are not what config/ gives: run
-// `make chart` after `make manifests`.
+// TestChartInSync fails when the chart's CRDs, generated RBAC templates or interpreter copies are not what config/
+// gives: run `make chart` after `make manifests`.
 func TestChartInSync(t *testing.T) {
 	run(t, filepath.Join(root, "hack", "chart-sync.sh"), "--verify")
 
@@ -207,6 +209,104 @@ func TestHelmTemplateWithoutRBAC(t *testing.T) {
 	dryRunApply(t, c, w, objs)
 }
 
+// TestHelmTemplateInterpreters renders the shipped interpreter library: none by default, every ResourceInterpreter
+// config/interpreters/kustomization.yaml lists with interpreters.install=true (named as in the library, the
+// spec unchanged, the chart's labels added), minus interpreters.exclude; and applies them with a dry run, so the
+// ResourceInterpreter CRD's schema accepts every shipped interpreter.
+func TestHelmTemplateInterpreters(t *testing.T) {
+	library := interpreterLibrary(t)
+	names := slices.Sorted(maps.Keys(library))
+
+	c, w := hubClient(t)
+	ns := restrictedNamespace(t, c, "pmw-interpreters")
+	if got := ofKind(render(t, "placement-manifestwork", ns), "ResourceInterpreter"); len(got) != 0 {
+		t.Errorf("the default values render %d ResourceInterpreters, want none (interpreters.install is false)", len(got))
+	}
+
+	objs := render(t, "placement-manifestwork", ns, "--set", "interpreters.install=true")
+	interpreters := ofKind(objs, "ResourceInterpreter")
+	if got := interpreterNames(interpreters); !slices.Equal(got, names) {
+		t.Errorf("interpreters.install=true renders %v, want the library's %v", got, names)
+	}
+	chartLabels := one(t, objs, "ServiceAccount").GetLabels() // the labels every object of the chart carries
+	for _, o := range interpreters {
+		want, ok := library[o.GetName()]
+		if !ok {
+			continue
+		}
+		if o.GetNamespace() != "" {
+			t.Errorf("%s has namespace %s; ResourceInterpreters are cluster-scoped", describe(o), o.GetNamespace())
+		}
+		if o.GetAPIVersion() != want.GetAPIVersion() {
+			t.Errorf("%s: apiVersion %s, the library's %s", describe(o), o.GetAPIVersion(), want.GetAPIVersion())
+		}
+		if diff := cmp.Diff(want.Object["spec"], o.Object["spec"]); diff != "" {
+			t.Errorf("%s: the spec is not the library's (-library +rendered):\n%s", describe(o), diff)
+		}
+		for k, v := range chartLabels {
+			if o.GetLabels()[k] != v {
+				t.Errorf("%s: label %s=%q, want the chart's %q", describe(o), k, o.GetLabels()[k], v)
+			}
+		}
+	}
+	dryRunApply(t, c, w, objs)
+
+	excluded := []string{"rayjobs.ray.io", "scaledobjects.keda.sh"}
+	objs = render(t, "placement-manifestwork", ns, "--set", "interpreters.install=true",
+		"--set", "interpreters.exclude={"+strings.Join(excluded, ",")+"}")
+	want := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return slices.Contains(excluded, n) })
+	if got := interpreterNames(ofKind(objs, "ResourceInterpreter")); !slices.Equal(got, want) {
+		t.Errorf("interpreters.exclude=%v renders %v, want %v", excluded, got, want)
+	}
+}
+
+// interpreterLibrary reads the ResourceInterpreters config/interpreters/kustomization.yaml lists, by name, and
+// checks that it lists every YAML file there.
+func interpreterLibrary(t *testing.T) map[string]*unstructured.Unstructured {
+	t.Helper()
+	dir := filepath.Join(root, "config", "interpreters")
+	data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kustomization := decodeAll(t, data)
+	if len(kustomization) != 1 {
+		t.Fatalf("config/interpreters/kustomization.yaml holds %d objects", len(kustomization))
+	}
+	resources, _, err := unstructured.NestedStringSlice(kustomization[0].Object, "resources")
+	if err != nil || len(resources) < 8 {
+		t.Fatalf("config/interpreters/kustomization.yaml lists %v (%v), want the library", resources, err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	for _, f := range files {
+		if base := filepath.Base(f); base != "kustomization.yaml" && !slices.Contains(resources, base) {
+			t.Errorf("config/interpreters/kustomization.yaml does not list %s", base)
+		}
+	}
+	library := map[string]*unstructured.Unstructured{}
+	for _, r := range resources {
+		data, err := os.ReadFile(filepath.Join(dir, r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs := decodeAll(t, data)
+		if len(objs) != 1 || objs[0].GetKind() != "ResourceInterpreter" {
+			t.Fatalf("config/interpreters/%s: want one ResourceInterpreter, got %v", r, kinds(objs))
+		}
+		library[objs[0].GetName()] = objs[0]
+	}
+	return library
+}
+
+func interpreterNames(objs []*unstructured.Unstructured) []string {
+	var names []string
+	for _, o := range objs {
+		names = append(names, o.GetName())
+	}
+	sort.Strings(names)
+	return names
+}
+
 // TestHelmTemplateRejects checks that values that cannot work fail the render with a message saying why.
 func TestHelmTemplateRejects(t *testing.T) {
 	for name, tc := range map[string]struct {
@@ -220,6 +320,8 @@ func TestHelmTemplateRejects(t *testing.T) {
 		"zero burst":                       {[]string{"kubeAPI.burst=0"}, "burst"},
 		"the same port twice":              {[]string{"metrics.port=8081"}, "metrics.port and healthProbe.port must differ"},
 		"no ServiceAccount name":           {[]string{"serviceAccount.create=false"}, "serviceAccount.name is required"},
+		"an unknown interpreter excluded":  {[]string{"interpreters.install=true", "interpreters.exclude={rollouts.argoproj.io,nope}"}, "interpreters.exclude names nope, which is not a shipped interpreter"},
+		"interpreters.install not boolean": {[]string{"interpreters.install=yes"}, "interpreters"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			args := []string{"template", "x", chartDir}

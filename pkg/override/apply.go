@@ -3,6 +3,7 @@ package override
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -415,7 +416,11 @@ func Render(s *Set, manifests []template.Manifest, c Cluster, splitFields map[in
 			}
 		}
 		if err != nil {
-			for _, f := range err.(*ClusterError).Failures {
+			var ce *ClusterError
+			if !errors.As(err, &ce) {
+				return nil, outcomes, err
+			}
+			for _, f := range ce.Failures {
 				// An expression that failed fails its override on every manifest: report it once.
 				if f.Manifest != "" || !slices.ContainsFunc(failures, func(g Failure) bool { return g == f }) {
 					failures = append(failures, f)

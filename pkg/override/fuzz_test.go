@@ -2,6 +2,7 @@ package override
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -75,14 +76,15 @@ func FuzzApply(f *testing.F) {
 		}
 		set, err := Compile(overrides)
 		if err != nil {
-			if _, ok := err.(Problems); !ok {
+			var problems Problems
+			if !errors.As(err, &problems) {
 				t.Fatalf("Compile: %v is not Problems", err)
 			}
 			return
 		}
-		set.CheckTemplate(ms, map[int][]string{m.Index: split})
+		_ = set.CheckTemplate(ms, map[int][]string{m.Index: split}) // problems are values; it must only not panic
 		c := Cluster{Name: "c1", Labels: map[string]string{"region": "eu"}, Shares: map[string]int32{webKey: 2}}
-		if set.Key(c) != set.Key(c) {
+		if first, again := set.Key(c), set.Key(c); first != again {
 			t.Fatal("Key is not deterministic")
 		}
 		before := m.Object.DeepCopy()
@@ -91,8 +93,8 @@ func FuzzApply(f *testing.F) {
 			t.Fatal("Apply modified its manifest")
 		}
 		if err != nil {
-			ce, ok := err.(*ClusterError)
-			if !ok || obj != nil || len(ce.Failures) == 0 || ce.Cluster != "c1" {
+			var ce *ClusterError
+			if !errors.As(err, &ce) || obj != nil || len(ce.Failures) == 0 || ce.Cluster != "c1" {
 				t.Fatalf("Apply failed with %v (%T) and result %v", err, err, obj)
 			}
 			for _, f := range ce.Failures {

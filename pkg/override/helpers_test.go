@@ -89,12 +89,6 @@ func mustCompile(t testing.TB, overrides ...workv1alpha1.ClusterOverride) *Set {
 	return s
 }
 
-// object decodes JSON into an unstructured object's map, as template.Parse does (integers are int64).
-func object(t testing.TB, doc string) map[string]any {
-	t.Helper()
-	return manifest(t, doc).Object.Object
-}
-
 // field reads a field of a result by JSON encoding it, for comparisons that do not care about int64 or float64.
 func field(t testing.TB, obj map[string]any, keys ...string) string {
 	t.Helper()

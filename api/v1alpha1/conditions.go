@@ -77,6 +77,16 @@ const (
 	// Nothing is written; the ManifestWorks already delivered are kept as they were. (An expression that
 	// fails is ReasonInterpreterFailed.)
 	ReasonDependencyNotFound = "DependencyNotFound"
+	// ReasonInvalidOverride: spec.overrides cannot be used (an expression that does not compile or costs too
+	// much, a selector that does not parse, a patch of a split field, an override whose manifests match none of
+	// the template). Nothing is written, the ManifestWorks already delivered are kept, and the
+	// PlacementManifestWork is Stalled: only the user can fix it.
+	ReasonInvalidOverride = "InvalidOverride"
+	// ReasonOverrideFailed: an override cannot be applied on some clusters (a path missing in a manifest, an
+	// expression that fails for a cluster's labels or claims). Those clusters keep their ManifestWorks as they
+	// were (a cluster without one gets none yet); the other clusters are served. Not Stalled: a change of a
+	// cluster's labels or claims may fix it.
+	ReasonOverrideFailed = "OverrideFailed"
 )
 
 // Reasons of the Ready, Reconciling and Stalled conditions.

@@ -24,7 +24,11 @@ const validSpec = `{"manifestWorkTemplate":{"workload":{"manifests":[{"apiVersio
 	`"distributionStrategy":[{"name":"web","namespace":"default","kind":"ConfigMap","type":"Split","split":{"type":"Weighted","fieldPath":".data.n","limitRange":{"min":1,"max":4},"weights":[{"clusterName":"c1","weight":2}]}}],` +
 	`"rolloutStrategy":{"type":"Progressive","progressive":{"minSuccessTime":"1m0s","progressDeadline":"10m","maxFailures":"10%","mandatoryDecisionGroups":[{"groupName":"g","groupIndex":1}],"maxConcurrency":2}},` +
 	`"failover":{"gracePeriod":"5m0s","recoveryPeriod":"2m0s"},` +
-	`"moveStrategy":{"type":"MakeBeforeBreak","timeout":"10m0s"}}`
+	`"moveStrategy":{"type":"MakeBeforeBreak","timeout":"10m0s"},` +
+	`"overrides":[{"name":"region","clusters":{"names":["c1"],"labelSelector":{"matchLabels":{"region":"eu"}},"claimSelector":{"matchLabels":{"platform.open-cluster-management.io":"AWS"}}},` +
+	`"manifests":[{"name":"web","namespace":"default","kind":"ConfigMap"}],"image":{"registry":{"value":"mirror.example.com"},"tag":{"expression":"cluster.name"}},` +
+	`"patches":[{"op":"add","path":"/data/a","value":{"b":[1,2.5,"c",null,true]}},{"op":"replace","path":"/data/n","expression":"cluster.name"},{"op":"remove","path":"/data/x"}]}],` +
+	`"splitCompanions":"Copy"}`
 
 // A spec that decodes as a whole decodes exactly as without the tolerant UnmarshalJSON, and encodes back to
 // the same JSON.
@@ -121,6 +125,22 @@ func TestDecodeTolerant(t *testing.T) {
 				}
 				if diff := cmp.Diff(&want, p); diff != "" || s.RolloutStrategy.Type != clusterv1alpha1.Progressive {
 					t.Errorf("rolloutStrategy (-want +got):\n%s", diff)
+				}
+			},
+		},
+		"an override that does not decode is dropped, the others and their JSON values are kept": {
+			in: replace(`"overrides":[{"name":"region",`,
+				`"overrides":[{"name":"bad","patches":[{"op":"add","path":"/data/a","value":1,"expression":7}]},{"name":"region",`),
+			want: []string{`spec.overrides[0]: json: cannot unmarshal number into Go struct field OverridePatch.patches.expression of type string`},
+			check: func(t *testing.T, s *PlacementManifestWorkSpec) {
+				if len(s.Overrides) != 1 || s.Overrides[0].Name != "region" || len(s.Overrides[0].Patches) != 3 {
+					t.Fatalf("overrides = %+v, want only region with its 3 patches", s.Overrides)
+				}
+				if got := string(s.Overrides[0].Patches[0].Value.Raw); got != `{"b":[1,2.5,"c",null,true]}` {
+					t.Errorf("value = %s, want the JSON as written", got)
+				}
+				if s.SplitCompanions != SplitCompanionsCopy || s.MoveStrategy == nil {
+					t.Errorf("the other fields are not kept: %+v", s)
 				}
 			},
 		},

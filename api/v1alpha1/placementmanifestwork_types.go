@@ -102,9 +102,41 @@ type PlacementManifestWorkSpec struct {
 	// +optional
 	PropagateDependencies bool `json:"propagateDependencies,omitempty"`
 
+	// overrides change the manifests some clusters get: the per-cluster variation of one application (a
+	// regional image mirror, the cluster's name in an environment variable). They are applied after the split,
+	// in list order, a later one winning where two change the same field. A change to an override, or to the
+	// labels or claims of a cluster an override reads, is a template change for the clusters it affects, so the
+	// rollout strategy governs it. An override that fails on a cluster leaves that cluster's ManifestWork as it
+	// was (OverrideFailed); one the manager cannot compile keeps every ManifestWork as it was (InvalidOverride).
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	Overrides []ClusterOverride `json:"overrides,omitempty"`
+
+	// splitCompanions says what becomes of the companions of a split Deployment, StatefulSet or ReplicaSet in
+	// the same template (a HorizontalPodAutoscaler whose scaleTargetRef names it, a PodDisruptionBudget whose
+	// selector matches its pods and no other workload's): Apportion (the default when empty) divides their
+	// integer counts (minReplicas, maxReplicas, minAvailable, maxUnavailable) by the cluster's share of the
+	// workload, keeping percentages, and status.splits[].companions names them; Copy delivers them unchanged.
+	// Overrides apply after, so a patch still wins.
+	// +optional
+	SplitCompanions SplitCompanionsMode `json:"splitCompanions,omitempty"`
+
 	// decodeProblems are the fields of the stored spec that could not be decoded (see DecodeProblems).
 	decodeProblems []string `json:"-"`
 }
+
+// SplitCompanionsMode says what becomes of a split workload's HorizontalPodAutoscaler and PodDisruptionBudget.
+// +kubebuilder:validation:Enum=Apportion;Copy
+type SplitCompanionsMode string
+
+const (
+	// SplitCompanionsApportion divides the companions' counts by each cluster's share of the workload.
+	SplitCompanionsApportion SplitCompanionsMode = "Apportion"
+	// SplitCompanionsCopy delivers the companions to every cluster as the template has them.
+	SplitCompanionsCopy SplitCompanionsMode = "Copy"
+)
 
 // FailoverPolicy governs failover of split replicas.
 type FailoverPolicy struct {
@@ -391,6 +423,14 @@ type PlacementManifestWorkStatus struct {
 	// reads it back after a restart, so works removed after ttlSecondsAfterFinished stay removed.
 	// +optional
 	Completion *CompletionStatus `json:"completion,omitempty"`
+
+	// overrides counts, per override of spec.overrides in list order, the decided clusters whose desired
+	// ManifestWork carries it and those where it failed (their ManifestWorks are kept as they were).
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	Overrides []OverrideStatus `json:"overrides,omitempty"`
 }
 
 // CompletionStatus is how far the run of the template of one generation got across the decided clusters. A
@@ -591,6 +631,26 @@ type SplitStatus struct {
 	// +kubebuilder:validation:Minimum=-2147483648
 	// +kubebuilder:validation:Maximum=2147483647
 	ClustersNotListed int32 `json:"clustersNotListed,omitempty"`
+	// companions are the HorizontalPodAutoscalers and PodDisruptionBudgets of the template whose counts are
+	// apportioned by this division (spec.splitCompanions Apportion): each cluster gets them divided by its
+	// share, rounded as docs/overrides.md says.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	Companions []SplitCompanion `json:"companions,omitempty"`
+}
+
+// SplitCompanion is a manifest whose counts follow a split workload's division.
+type SplitCompanion struct {
+	// kind is HorizontalPodAutoscaler or PodDisruptionBudget.
+	Kind string `json:"kind"`
+	// name of the manifest; it is in the workload's namespace.
+	Name string `json:"name"`
+	// fields are the fields apportioned per cluster, such as spec.minReplicas.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=4
+	Fields []string `json:"fields,omitempty"`
 }
 
 // ShareCount says how many clusters hold a given share.

@@ -52,7 +52,8 @@ var _ = Describe("PlacementManifestWork schema", func() {
 		// A walk that finds little tests little: these are the counts of today's schema, less some slack.
 		Expect(len(specLeaves)).To(BeNumerically(">=", 60), "leaves under spec")
 		Expect(len(statusLeaves)).To(BeNumerically(">=", 45), "leaves under status")
-		Expect(skipped).To(ConsistOf("spec.manifestWorkTemplate.workload.manifests[]"), "only the raw manifests are skipped")
+		Expect(skipped).To(ConsistOf("spec.manifestWorkTemplate.workload.manifests[]", "spec.overrides[].patches[].value"),
+			"only the raw manifests and the overrides' JSON values are skipped")
 
 		// Every leaf must exist in the base objects, or its values would land in a context that is invalid for
 		// other reasons and test nothing.
@@ -485,7 +486,20 @@ const schemaBaseSpec = `{
   "failover": {"disabled": false, "gracePeriod": "5m", "recoveryPeriod": "2m"},
   "moveStrategy": {"type": "MakeBeforeBreak", "timeout": "10m"},
   "ttlSecondsAfterFinished": 60,
-  "propagateDependencies": true
+  "propagateDependencies": true,
+  "overrides": [
+    {"name": "literal",
+     "clusters": {"names": ["c1"],
+       "labelSelector": {"matchLabels": {"a": "b"}, "matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]},
+       "claimSelector": {"matchLabels": {"a": "b"}, "matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}},
+     "manifests": [{"name": "web", "namespace": "default", "group": "", "kind": "ConfigMap"}],
+     "image": {"registry": {"value": "mirror.example.com"}, "repository": {"value": "team/web"}, "tag": {"value": "1.2"}},
+     "patches": [{"op": "add", "path": "/data/a", "value": "b"}]},
+    {"name": "expression",
+     "image": {"registry": {"expression": "'mirror.example.com'"}, "repository": {"expression": "'team/web'"}, "tag": {"expression": "'1.2'"}},
+     "patches": [{"op": "replace", "path": "/data/a", "expression": "cluster.name"}]}
+  ],
+  "splitCompanions": "Apportion"
 }`
 
 const schemaBaseStatus = `{
@@ -495,7 +509,8 @@ const schemaBaseStatus = `{
   "placedManifestWorkSummary": {"total": 1, "applied": 1, "available": 1, "progressing": 0, "degraded": 0},
   "splits": [{"name": "web", "namespace": "default", "group": "", "kind": "ConfigMap", "fieldPath": ".data.n",
     "total": 3, "placed": 3, "unplaced": 0, "failedOver": 0, "shares": [{"share": 3, "clusters": 1}],
-    "clusters": [{"cluster": "c1", "share": 3}], "clustersNotListed": 0}],
+    "clusters": [{"cluster": "c1", "share": 3}], "clustersNotListed": 0,
+    "companions": [{"kind": "HorizontalPodAutoscaler", "name": "web", "fields": ["spec.minReplicas"]}]}],
   "manifests": [{"name": "web", "namespace": "default", "group": "", "kind": "ConfigMap", "healthy": 1, "progressing": 0,
     "degraded": 0, "feedback": [{"name": "n", "value": 3, "clusters": 1}],
     "aggregated": [{"name": "n", "operation": "Count", "value": 3, "counts": [{"value": "3", "clusters": 1}], "clusters": 1}]}],
@@ -506,7 +521,8 @@ const schemaBaseStatus = `{
   "failedOver": [{"cluster": "c1", "since": "2024-01-01T00:00:00Z"}],
   "leavingClusters": 0,
   "completion": {"observedGeneration": 1, "completed": 1, "failed": 0, "finishedTime": "2024-01-01T00:00:00Z",
-    "worksRemovedTime": "2024-01-01T00:01:00Z"}
+    "worksRemovedTime": "2024-01-01T00:01:00Z"},
+  "overrides": [{"name": "literal", "clusters": 1, "failed": 1, "failedClusters": ["c2"], "message": "m"}]
 }`
 
 // schemaWriter writes raw JSON to the API server, so every literal reaches it exactly as written, and

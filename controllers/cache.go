@@ -17,8 +17,8 @@ import (
 // follows this manager's works, not every ManifestWork on the hub, and drops what the manager never reads from
 // a cached object: managedFields (about a tenth of the cache at thousands of clusters), a work's manifests,
 // which can reach hundreds of KiB per work (whether a work needs writing is decided by its spec-hash
-// annotation, and a write always carries the whole desired spec), and all of a ManagedCluster but its labels
-// and conditions. Updates of cached objects keep the API server's managedFields: an object without them
+// annotation, and a write always carries the whole desired spec), and all of a ManagedCluster but its labels,
+// conditions and ClusterClaims. Updates of cached objects keep the API server's managedFields: an object without them
 // leaves them as they are.
 func CacheOptions() cache.Options {
 	owned, err := labels.NewRequirement(workv1alpha1.LabelPlacementManifestWork, selection.Exists, nil)
@@ -27,13 +27,14 @@ func CacheOptions() cache.Options {
 	}
 	stripManagedFields := cache.TransformStripManagedFields()
 	byObject := map[client.Object]cache.ByObject{
-		// The manager reads a ManagedCluster's labels and Available condition, nothing of its spec (client
-		// configs with CA bundles) or the rest of its status (capacity, versions, claims).
+		// The manager reads a ManagedCluster's labels, its Available condition and its ClusterClaims (which
+		// overrides select by and read: a few short name/value pairs), nothing of its spec (client configs with
+		// CA bundles) or the rest of its status (capacity, allocatable, versions).
 		&clusterv1.ManagedCluster{}: {
 			Transform: func(o any) (any, error) {
 				if mc, ok := o.(*clusterv1.ManagedCluster); ok {
 					mc.Spec = clusterv1.ManagedClusterSpec{}
-					mc.Status = clusterv1.ManagedClusterStatus{Conditions: mc.Status.Conditions}
+					mc.Status = clusterv1.ManagedClusterStatus{Conditions: mc.Status.Conditions, ClusterClaims: mc.Status.ClusterClaims}
 				}
 				return stripManagedFields(o)
 			},

@@ -19,8 +19,9 @@ const (
 	IndexPlacement = "placementManifestWork.placement"
 	// IndexScoreResource indexes a PlacementManifestWork by the AddOnPlacementScore names its Score splits read.
 	IndexScoreResource = "placementManifestWork.scoreResource"
-	// IndexClusterLabels indexes, under "true", the PlacementManifestWorks whose Weighted splits select clusters
-	// by label, so a ManagedCluster's label change reaches them.
+	// IndexClusterLabels indexes, under "true", the PlacementManifestWorks that read their clusters' labels or
+	// claims (Weighted splits that select clusters by label, overrides: readsClusterFacts), so a ManagedCluster's
+	// label or claim change reaches them.
 	IndexClusterLabels = "placementManifestWork.clusterLabels"
 	// IndexTemplateKind indexes a PlacementManifestWork by the group/kind of each manifest of its template, so a
 	// ResourceInterpreter's change reaches the PlacementManifestWorks with manifests of its kind.
@@ -56,10 +57,8 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 		return fmt.Errorf("indexing PlacementManifestWorks by score: %w", err)
 	}
 	if err := idx.IndexField(ctx, &workv1alpha1.PlacementManifestWork{}, IndexClusterLabels, func(o client.Object) []string {
-		for _, s := range o.(*workv1alpha1.PlacementManifestWork).Spec.DistributionStrategy {
-			if s.Split != nil && s.Split.Type == workv1alpha1.SplitWeighted && usesSelector(s.Split.Weights) {
-				return []string{"true"}
-			}
+		if readsClusterFacts(o.(*workv1alpha1.PlacementManifestWork)) {
+			return []string{"true"}
 		}
 		return nil
 	}); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 )
 
 // expectationTTL bounds how long a reconcile waits for the cache to show this manager's own writes. A write
@@ -46,6 +47,11 @@ type pmwMemory struct {
 	// a record (after a restart it verifies the works' annotations against the status: sharesMatchStatus).
 	delivered      map[string]map[string]int32
 	deliveredKnown bool
+	// overrides are spec.overrides compiled for overridesGeneration (or why they cannot be), so their CEL
+	// expressions are compiled once per generation, not per reconcile. A restart compiles them again.
+	overrides           *override.Set
+	overridesErr        error
+	overridesGeneration int64
 }
 
 // get returns the PlacementManifestWork's memory, creating it; the caller holds mu.
@@ -209,4 +215,22 @@ func (m *memory) setDeliveredShares(key types.NamespacedName, shares map[string]
 	defer m.mu.Unlock()
 	p := m.get(key)
 	p.delivered, p.deliveredKnown = shares, true
+}
+
+// compiledOverrides returns the PlacementManifestWork's overrides compiled for generation, compiling them (with
+// compile, outside the lock) only when the generation is new.
+func (m *memory) compiledOverrides(key types.NamespacedName, generation int64, compile func() (*override.Set, error)) (*override.Set, error) {
+	m.mu.Lock()
+	p := m.get(key)
+	if p.overridesGeneration == generation && (p.overrides != nil || p.overridesErr != nil) {
+		defer m.mu.Unlock()
+		return p.overrides, p.overridesErr
+	}
+	m.mu.Unlock()
+	set, err := compile()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p = m.get(key)
+	p.overrides, p.overridesErr, p.overridesGeneration = set, err, generation
+	return set, err
 }

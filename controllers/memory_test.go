@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 )
 
 func cachedWork(uid, version string, deleting bool) *workv1.ManifestWork {
@@ -116,6 +118,7 @@ func TestMemoryForgetDropsEverything(t *testing.T) {
 		m.unsettled(k, t0)
 		m.setFailoverStates(k, map[string]failover.State{"a": {FailedOver: true, FailedOverSince: t0}})
 		m.setDeliveredShares(k, map[string]map[string]int32{"a": {"x": 1}})
+		_, _ = m.compiledOverrides(k, 1, func() (*override.Set, error) { return &override.Set{}, nil })
 	}
 	fill(key)
 	fill(other)
@@ -140,6 +143,11 @@ func TestMemoryForgetDropsEverything(t *testing.T) {
 	if _, ok := m.deliveredShares(key); ok {
 		t.Error("delivered shares kept")
 	}
+	compiled := false
+	_, _ = m.compiledOverrides(key, 1, func() (*override.Set, error) { compiled = true; return nil, nil })
+	if !compiled {
+		t.Error("compiled overrides kept")
+	}
 	// The other PlacementManifestWork keeps all of its own.
 	if _, ok := m.fanOutDone(other, 1, later); !ok {
 		t.Error("the other's fan-out clock was lost")
@@ -162,5 +170,40 @@ func TestMemoryFailoverSeededFromStatus(t *testing.T) {
 	m.setFailoverStates(key, nil)
 	if got := m.failoverStates(key, st); len(got) != 0 {
 		t.Fatalf("after a record: states = %v, want none", got)
+	}
+}
+
+// Overrides are compiled once per generation, a failure too, and again when the generation changes.
+func TestMemoryCompiledOverridesPerGeneration(t *testing.T) {
+	key := types.NamespacedName{Namespace: "ns", Name: "pmw"}
+	var m memory
+	calls := 0
+	compile := func(err error) func() (*override.Set, error) {
+		return func() (*override.Set, error) {
+			calls++
+			if err != nil {
+				return nil, err
+			}
+			return &override.Set{}, nil
+		}
+	}
+	boom := errors.New("boom")
+	steps := []struct {
+		generation int64
+		err        error
+		wantCalls  int
+		wantErr    error
+	}{
+		{generation: 1, err: boom, wantCalls: 1, wantErr: boom},
+		{generation: 1, wantCalls: 1, wantErr: boom}, // the failure is remembered for the generation
+		{generation: 2, wantCalls: 2},
+		{generation: 2, err: boom, wantCalls: 2},
+		{generation: 3, wantCalls: 3},
+	}
+	for i, s := range steps {
+		_, err := m.compiledOverrides(key, s.generation, compile(s.err))
+		if calls != s.wantCalls || !errors.Is(err, s.wantErr) {
+			t.Errorf("step %d: %d compilations and error %v, want %d and %v", i, calls, err, s.wantCalls, s.wantErr)
+		}
 	}
 }

@@ -152,7 +152,7 @@ func runBeforeWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation) 
 	base := obs.kinds.Inputs(obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
 	return judgeRun(obs.clusters, base, strayWorks(obs), func(c string) (health.ClusterResult, []health.ManifestInput, bool) {
 		r, ok := obs.current[c]
-		if !ok || !manifestwork.CarriesTemplate(obs.owned[c], obs.templateHash) {
+		if !ok || !manifestwork.CarriesTemplate(obs.owned[c], obs.clusterTemplateHash(c)) {
 			return health.ClusterResult{}, nil, false
 		}
 		return r, withShares(base, obs.shares[c]), true

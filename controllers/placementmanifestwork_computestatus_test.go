@@ -12,6 +12,7 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
@@ -63,12 +64,31 @@ func TestComputeStatus(t *testing.T) {
 		return inputs{placementName: "p", placementFound: true, clusters: clusters, workName: "w", owned: owned, template: manifests}
 	}
 
+	// failing overrides c2: its ConfigMap has no /data/missing to replace.
+	failing, err := override.Compile([]workv1alpha1.ClusterOverride{{Name: "missing",
+		Clusters: &workv1alpha1.OverrideClusters{Names: []string{"c2"}},
+		Patches:  []workv1alpha1.OverridePatch{{Op: workv1alpha1.OverridePatchReplace, Path: "/data/missing", Value: &workv1alpha1.JSON{Raw: []byte(`"x"`)}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	overridden := func() observation {
+		pl, err := planner.Compute(p, manifests, planner.Input{Clusters: []string{"c1", "c2"}, Overrides: failing})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := decided("c1", "c2")
+		in.overrides = failing
+		return observation{inputs: in, desired: desired{plan: pl, upToDate: upToDate("c1")}}
+	}
+
 	// want is the status and reason of each condition checked, and the summary.
 	type want struct {
 		conditions map[string]string // type: "True/Reason"
 		summary    workv1alpha1.PlacedManifestWorkSummary
 		// readyMessage, when set, is how Ready's message starts.
 		readyMessage string
+		// overrides is status.overrides, messages left out.
+		overrides []workv1alpha1.OverrideStatus
 	}
 	cases := map[string]struct {
 		obs  observation
@@ -149,6 +169,26 @@ func TestComputeStatus(t *testing.T) {
 			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 1, Available: 1, Degraded: 1},
 				readyMessage: "1 of 2 clusters are degraded, 1 available; for example c2: ApplyFailed"},
 		},
+		"overrides that cannot be used stall it and keep the works": {
+			obs: observation{inputs: func() inputs {
+				in := decided("c1")
+				in.invalid = &planner.InvalidError{Reason: workv1alpha1.ReasonInvalidOverride, Message: "spec.overrides cannot be used"}
+				return in
+			}()},
+			want: want{conditions: map[string]string{
+				workv1alpha1.ConditionReady: "False/InvalidOverride", workv1alpha1.ConditionStalled: "True/InvalidOverride",
+				workv1alpha1.ConditionDistributed: "False/InvalidOverride", workv1alpha1.ConditionManifestworkApplied: "False/InvalidOverride",
+			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 1, Applied: 1, Available: 1}},
+		},
+		"an override that fails on one cluster: named on Distributed, not stalled, counted": {
+			obs: overridden(),
+			want: want{conditions: map[string]string{
+				workv1alpha1.ConditionReady: "False/OverrideFailed", workv1alpha1.ConditionStalled: "False/NotStalled",
+				workv1alpha1.ConditionReconciling: "True/OverrideFailed", workv1alpha1.ConditionDistributed: "False/OverrideFailed",
+			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 1, Available: 1, Progressing: 1},
+				readyMessage: "override missing fails on 1 clusters (c2): override missing on cluster c2: ConfigMap default/cfg",
+				overrides:    []workv1alpha1.OverrideStatus{{Name: "missing", Failed: 1, FailedClusters: []string{"c2"}}}},
+		},
 		"a cluster the rollout holds on an earlier template is progressing, not available": {
 			obs: observation{inputs: decided("c1", "c2"), desired: desired{plan: plan("c1", "c2"), upToDate: upToDate("c1")}},
 			want: want{conditions: map[string]string{
@@ -178,6 +218,12 @@ func TestComputeStatus(t *testing.T) {
 			}
 			if m := meta.FindStatusCondition(st.Conditions, workv1alpha1.ConditionReady).Message; !strings.HasPrefix(m, tc.want.readyMessage) {
 				t.Errorf("Ready's message %q, want it to start with %q", m, tc.want.readyMessage)
+			}
+			for i := range st.Overrides {
+				st.Overrides[i].Message = ""
+			}
+			if diff := cmp.Diff(tc.want.overrides, st.Overrides); diff != "" {
+				t.Errorf("status.overrides (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.want.summary, st.PlacedManifestWorkSummary); diff != "" {
 				t.Errorf("summary (-want +got):\n%s", diff)

@@ -25,6 +25,7 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
@@ -175,6 +176,9 @@ func (r *PlacementManifestWorkReconciler) gather(ctx context.Context, pmw *workv
 		}
 		obs.template, obs.invalid = append(obs.template, deps...), invalid
 	}
+	if obs.invalid == nil && len(pmw.Spec.Overrides) > 0 {
+		obs.overrides, obs.invalid = r.overrides(pmw, obs.template, obs.kinds)
+	}
 	if obs.unavailable, err = r.unavailableClusters(ctx); err != nil {
 		return nil, 0, err
 	}
@@ -182,6 +186,7 @@ func (r *PlacementManifestWorkReconciler) gather(ctx context.Context, pmw *workv
 		if obs.planInput, obs.scoresExpire, err = r.planInput(ctx, pmw, obs.clusters); err != nil {
 			return nil, 0, err
 		}
+		obs.planInput.Overrides = obs.overrides
 	}
 	return obs, 0, nil
 }
@@ -331,14 +336,19 @@ type inputs struct {
 	scoresExpire time.Duration
 	// kinds interpret the manifests' kinds: the built-in ones and the users' ResourceInterpreters.
 	kinds *health.Interpreters
+	// overrides are spec.overrides, compiled once per generation and checked against the template; nil
+	// without overrides. The cluster facts they read are in planInput.ClusterFacts.
+	overrides *override.Set
 }
 
 // desired is the desired state decided from the inputs.
 type desired struct {
 	// builder builds the works of the current template; templateHash is its hash
-	// (workv1alpha1.AnnotationTemplateHash), "" without a plan.
-	builder      *manifestwork.Builder
-	templateHash string
+	// (workv1alpha1.AnnotationTemplateHash), "" without a plan, and templateHashes the hashes of the clusters
+	// an override selects, which differ per cluster (see templateHashes and clusterTemplateHash).
+	builder        *manifestwork.Builder
+	templateHash   string
+	templateHashes map[string]string
 	// current is the health of each cluster's work before this reconcile's writes.
 	current map[string]health.ClusterResult
 	// failoverEvaluated is set when failover applies and was evaluated in this reconcile.

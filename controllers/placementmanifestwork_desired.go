@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -35,8 +36,8 @@ func desiredState(pmw *workv1alpha1.PlacementManifestWork, in *inputs, mem remem
 	if d.builder, err = manifestwork.NewBuilder(pmw, configs); err != nil {
 		return d, nil, 0, err
 	}
-	d.templateHash = d.builder.TemplateHash()
-	d.current = clusterHealth(pmw, in, d.templateHash)
+	d.templateHash, d.templateHashes = templateHashes(pmw, in, d.builder.TemplateHash())
+	d.current = clusterHealth(pmw, in, d.clusterTemplateHash)
 	recheck := in.scoresExpire
 	if policy, ok := failoverPolicy(pmw); ok {
 		var after time.Duration
@@ -76,4 +77,56 @@ func desiredState(pmw *workv1alpha1.PlacementManifestWork, in *inputs, mem remem
 	}
 	d.plan = plan
 	return d, nil, recheck, nil
+}
+
+// templateHashes returns the template hash of the clusters no override selects (base, the builder's, with
+// spec.splitCompanions when it is Copy) and, by decided cluster, the hash of those an override selects: the
+// base hash combined with what the overrides come to for that cluster (override.Resolved.Key, evaluated on
+// its name, labels and claims) and the specs of the overrides that select it. So a change to an override, or
+// to a cluster's labels or claims that an override selects by or reads, is a template change for exactly the
+// clusters it affects, and the rollout strategy governs it. A change of the split shares alone is not: the
+// keys are evaluated without the shares (an expression that reads them gives the same error on every cluster),
+// so shares still reach every cluster at once. Clusters with the same key share one hash computation.
+func templateHashes(pmw *workv1alpha1.PlacementManifestWork, in *inputs, base string) (string, map[string]string) {
+	if pmw.Spec.SplitCompanions == workv1alpha1.SplitCompanionsCopy {
+		base = manifestwork.ClusterTemplateHash(base, "splitCompanions="+string(workv1alpha1.SplitCompanionsCopy))
+	}
+	if in.overrides.Len() == 0 {
+		return base, nil
+	}
+	specs := make([]string, len(pmw.Spec.Overrides))
+	for i := range pmw.Spec.Overrides {
+		b, _ := json.Marshal(&pmw.Spec.Overrides[i]) // a decoded spec encodes
+		specs[i] = string(b)
+	}
+	byKey := map[string]string{}
+	out := map[string]string{}
+	for _, c := range in.clusters {
+		facts := in.planInput.ClusterFacts[c]
+		facts.Name, facts.Shares = c, nil
+		r := in.overrides.Resolve(facts)
+		if r.Key() == "" {
+			continue
+		}
+		h, ok := byKey[r.Key()]
+		if !ok {
+			parts := []string{r.Key()}
+			for _, i := range r.Selected() {
+				parts = append(parts, specs[i])
+			}
+			h = manifestwork.ClusterTemplateHash(base, parts...)
+			byKey[r.Key()] = h
+		}
+		out[c] = h
+	}
+	return base, out
+}
+
+// clusterTemplateHash is the template hash the cluster's work carries when it carries the current template:
+// its own when an override selects it (templateHashes), the PlacementManifestWork's otherwise.
+func (d *desired) clusterTemplateHash(cluster string) string {
+	if h, ok := d.templateHashes[cluster]; ok {
+		return h
+	}
+	return d.templateHash
 }

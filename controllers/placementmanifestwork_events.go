@@ -37,6 +37,8 @@ var failureReasons = map[string]bool{
 	workv1alpha1.ReasonStrategyMatchesManyManifests: true,
 	workv1alpha1.ReasonDependencyNotFound:           true,
 	workv1alpha1.ReasonInterpreterFailed:            true,
+	workv1alpha1.ReasonInvalidOverride:              true,
+	workv1alpha1.ReasonOverrideFailed:               true,
 }
 
 // Events compares the old and new status and returns the events the change deserves: a warning when a

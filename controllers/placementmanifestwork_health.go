@@ -12,12 +12,12 @@ import (
 // clusterHealth judges each cluster that has a work, from the works as they are before this reconcile writes.
 // A work that carries an earlier template (a rollout holds it) is judged against the manifests it carries, as
 // its agent reports them, not against the current template's list by position.
-func clusterHealth(pmw *workv1alpha1.PlacementManifestWork, in *inputs, templateHash string) map[string]health.ClusterResult {
+func clusterHealth(pmw *workv1alpha1.PlacementManifestWork, in *inputs, templateHash func(cluster string) string) map[string]health.ClusterResult {
 	base := in.kinds.Inputs(in.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
 	out := make(map[string]health.ClusterResult, len(in.owned))
 	for cluster, w := range in.owned {
 		manifests := withShares(base, in.shares[cluster])
-		if !manifestwork.CarriesTemplate(w, templateHash) {
+		if !manifestwork.CarriesTemplate(w, templateHash(cluster)) {
 			manifests = in.kinds.WorkManifests(w)
 		}
 		out[cluster] = health.Cluster(health.ClusterInput{Work: w, Unavailable: in.unavailable[cluster], Manifests: manifests})

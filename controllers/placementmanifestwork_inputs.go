@@ -19,9 +19,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/placementdecision"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
 
 // ownedWorks lists this PlacementManifestWork's ManifestWorks, keyed by cluster. Works that carry its label but
@@ -133,9 +136,17 @@ func DecidedClusters(decisions []clusterv1beta1.PlacementDecision) []string {
 }
 
 // planInput gathers what the planner needs beyond the spec and the previous shares: cluster labels or scores
-// when a split weighs clusters by them. It also returns how soon the earliest used score expires.
+// when a split weighs clusters by them, and the labels and claims of the clusters when overrides may read them.
+// It also returns how soon the earliest used score expires.
 func (r *PlacementManifestWorkReconciler) planInput(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, clusters []string) (planner.Input, time.Duration, error) {
 	in := planner.Input{Clusters: clusters, MaxManifestBytes: r.MaxManifestBytes}
+	if readsClusterFacts(pmw) {
+		facts, err := r.clusterFacts(ctx, clusters)
+		if err != nil {
+			return in, 0, err
+		}
+		in.ClusterFacts = facts
+	}
 	var expiry time.Duration
 	for _, s := range pmw.Spec.DistributionStrategy {
 		if s.Split == nil {
@@ -143,11 +154,10 @@ func (r *PlacementManifestWorkReconciler) planInput(ctx context.Context, pmw *wo
 		}
 		switch {
 		case s.Split.Type == workv1alpha1.SplitWeighted && in.ClusterLabels == nil && usesSelector(s.Split.Weights):
-			labels, err := r.clusterLabels(ctx, clusters)
-			if err != nil {
-				return in, 0, err
+			in.ClusterLabels = make(map[string]map[string]string, len(in.ClusterFacts))
+			for c, f := range in.ClusterFacts {
+				in.ClusterLabels[c] = f.Labels
 			}
-			in.ClusterLabels = labels
 		case s.Split.Type == workv1alpha1.SplitScore && s.Split.Score != nil:
 			if in.Scores == nil {
 				in.Scores = map[workv1alpha1.ScoreSource]map[string]int32{}
@@ -177,8 +187,25 @@ func usesSelector(weights []workv1alpha1.ClusterWeight) bool {
 	return false
 }
 
-func (r *PlacementManifestWorkReconciler) clusterLabels(ctx context.Context, clusters []string) (map[string]map[string]string, error) {
-	out := make(map[string]map[string]string, len(clusters))
+// readsClusterFacts reports whether the PlacementManifestWork reads its clusters' labels or claims: a Weighted
+// split with a clusterSelector, or overrides (which select by them and whose expressions read them). The
+// IndexClusterLabels index lists these, so a ManagedCluster's label or claim change reaches them.
+func readsClusterFacts(pmw *workv1alpha1.PlacementManifestWork) bool {
+	if len(pmw.Spec.Overrides) > 0 {
+		return true
+	}
+	for _, s := range pmw.Spec.DistributionStrategy {
+		if s.Split != nil && s.Split.Type == workv1alpha1.SplitWeighted && usesSelector(s.Split.Weights) {
+			return true
+		}
+	}
+	return false
+}
+
+// clusterFacts reads the labels and ClusterClaims of the clusters' ManagedClusters (from the cache, which keeps
+// both); a cluster without a ManagedCluster has none.
+func (r *PlacementManifestWorkReconciler) clusterFacts(ctx context.Context, clusters []string) (map[string]override.Cluster, error) {
+	out := make(map[string]override.Cluster, len(clusters))
 	for _, c := range clusters {
 		mc := &clusterv1.ManagedCluster{}
 		if err := r.Get(ctx, types.NamespacedName{Name: c}, mc); err != nil {
@@ -187,9 +214,34 @@ func (r *PlacementManifestWorkReconciler) clusterLabels(ctx context.Context, clu
 			}
 			return nil, fmt.Errorf("getting ManagedCluster %s: %w", c, err)
 		}
-		out[c] = mc.Labels
+		f := override.Cluster{Name: c, Labels: mc.Labels}
+		if len(mc.Status.ClusterClaims) > 0 {
+			f.Claims = make(map[string]string, len(mc.Status.ClusterClaims))
+			for _, claim := range mc.Status.ClusterClaims {
+				f.Claims[claim.Name] = claim.Value
+			}
+		}
+		out[c] = f
 	}
 	return out, nil
+}
+
+// overrides compiles spec.overrides once per generation (memory) and checks them against the template: what
+// either refuses only the user can fix (InvalidOverride), and nothing is written until they do.
+func (r *PlacementManifestWorkReconciler) overrides(pmw *workv1alpha1.PlacementManifestWork, manifests []template.Manifest, kinds *health.Interpreters) (*override.Set, *planner.InvalidError) {
+	set, err := r.memory.compiledOverrides(manifestwork.Owner(pmw), pmw.Generation, func() (*override.Set, error) {
+		return override.Compile(pmw.Spec.Overrides)
+	})
+	if err == nil {
+		if problems := set.CheckTemplate(manifests, planner.TemplateSplitFields(pmw, manifests, kinds)); len(problems) > 0 {
+			err = problems
+		}
+	}
+	if err != nil {
+		return nil, &planner.InvalidError{Reason: workv1alpha1.ReasonInvalidOverride, Message: fmt.Sprintf(
+			"spec.overrides cannot be used: %v; fix the overrides. Nothing is written until then, and the ManifestWorks already delivered are kept", err)}
+	}
+	return set, nil
 }
 
 // scores reads one score of each cluster's AddOnPlacementScore, leaving out missing and expired ones, and

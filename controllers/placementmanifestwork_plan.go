@@ -72,11 +72,16 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 	}
 	desired := make(map[string]*workv1.ManifestWork, len(obs.clusters))
 	for _, cluster := range obs.clusters {
+		if obs.plan.OverrideFailures[cluster] != nil {
+			// An override fails on this cluster: its work stays as it is, and a cluster without one gets none.
+			continue
+		}
 		w, err := obs.builder.Build(cluster, obs.plan.Manifests[cluster], obs.plan.Shares[cluster])
 		if err != nil {
 			wp.buildErrors = append(wp.buildErrors, err)
 			continue
 		}
+		w.Annotations[workv1alpha1.AnnotationTemplateHash] = obs.clusterTemplateHash(cluster)
 		desired[cluster] = w
 	}
 	wp.rollout = planRollout(pmw, obs, obs.current)
@@ -89,7 +94,7 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 		if d == nil {
 			continue
 		}
-		templateChange := !manifestwork.CarriesTemplate(existing, obs.templateHash)
+		templateChange := !manifestwork.CarriesTemplate(existing, obs.clusterTemplateHash(cluster))
 		specChange := existing == nil || existing.Annotations[workv1alpha1.AnnotationSpecHash] != d.Annotations[workv1alpha1.AnnotationSpecHash]
 		if !templateChange {
 			wp.upToDate[cluster] = true

@@ -89,7 +89,7 @@ func planRollout(pmw *workv1alpha1.PlacementManifestWork, obs *observation, curr
 	for _, cluster := range obs.clusters {
 		st := rolloutsdk.ClusterRolloutStatus{ClusterName: cluster, GroupKey: groupOf[cluster], Status: rolloutsdk.ToApply}
 		w := obs.owned[cluster]
-		if manifestwork.CarriesTemplate(w, obs.templateHash) {
+		if manifestwork.CarriesTemplate(w, obs.clusterTemplateHash(cluster)) {
 			st.LastTransitionTime = updatedAt(w)
 			switch current[cluster].State {
 			case health.Healthy:

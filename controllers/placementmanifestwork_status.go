@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/status"
 )
@@ -66,9 +68,10 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	st.Manifests = rollup.Manifests
 	st.UnhealthyClusters = rollup.Unhealthy
 	st.UnhealthyClustersNotListed = rollup.UnhealthyNotListed
-	// Splits and rollout describe the current generation or nothing: without a plan there is none.
-	st.Splits, st.Rollout = nil, nil
+	// Splits, rollout and overrides describe the current generation or nothing: without a plan there is none.
+	st.Splits, st.Rollout, st.Overrides = nil, nil, nil
 	if obs.plan != nil {
+		st.Overrides = override.Status(obs.overrides, obs.plan.OverrideOutcomes)
 		delivered := make(map[string]map[string]int32, len(obs.clusters))
 		for _, c := range obs.clusters {
 			delivered[c] = obs.deliveredShares(c)
@@ -200,6 +203,9 @@ func readiness(obs *observation, s workv1alpha1.PlacedManifestWorkSummary, rollo
 		ready.Message = fmt.Sprintf("ManifestWorks not owned by this PlacementManifestWork block %s; the other clusters are served", names(obs.conflicts))
 	case len(obs.writeErrors) > 0:
 		ready.Reason, ready.Message = workv1alpha1.ReasonWriteFailed, fmt.Sprintf("%d ManifestWork writes failed and will be retried", len(obs.writeErrors))
+	case obs.plan != nil && len(obs.plan.OverrideFailures) > 0:
+		// Not Stalled: a change of a cluster's labels or claims may fix it, and the other clusters are served.
+		ready.Reason, ready.Message = workv1alpha1.ReasonOverrideFailed, overrideFailedMessage(obs.plan)
 	case rollout != nil && rollout.Status != metav1.ConditionTrue:
 		ready.Reason, ready.Message = rollout.Reason, rollout.Message
 	case s.Degraded > 0:
@@ -289,6 +295,8 @@ func distributedCondition(pmw *workv1alpha1.PlacementManifestWork, invalid *plan
 	switch {
 	case invalid != nil:
 		c.Reason, c.Message = invalid.Reason, invalid.Message
+	case plan != nil && len(plan.OverrideFailures) > 0:
+		c.Reason, c.Message = workv1alpha1.ReasonOverrideFailed, overrideFailedMessage(plan)
 	case plan != nil && len(plan.Problems) > 0:
 		msgs := make([]string, 0, len(plan.Problems))
 		for _, problem := range plan.Problems {
@@ -322,4 +330,34 @@ func sortedKeys(m map[string]*workv1.ManifestWork) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// overrideFailedMessage names the overrides that fail, the clusters where each fails and why on the first of
+// them, and says what becomes of those clusters.
+func overrideFailedMessage(plan *planner.Plan) string {
+	byOverride := map[string][]string{}
+	why := map[string]string{}
+	var order []string
+	for cluster, ce := range plan.OverrideFailures {
+		for _, f := range ce.Failures {
+			if _, ok := byOverride[f.Override]; !ok {
+				order = append(order, f.Override)
+			}
+			if !slices.Contains(byOverride[f.Override], cluster) {
+				byOverride[f.Override] = append(byOverride[f.Override], cluster)
+			}
+			if w, ok := why[f.Override+"/"+cluster]; !ok || f.Error() < w {
+				why[f.Override+"/"+cluster] = f.Error()
+			}
+		}
+	}
+	sort.Strings(order)
+	parts := make([]string, 0, len(order))
+	for _, o := range order {
+		clusters := byOverride[o]
+		sort.Strings(clusters)
+		parts = append(parts, fmt.Sprintf("override %s fails on %d clusters (%s): %s", o, len(clusters), names(clusters), why[o+"/"+clusters[0]]))
+	}
+	return fmt.Sprintf("%s. Those %d clusters keep their ManifestWorks as they were (a cluster without one gets none); the other clusters are served. Fix the override or the clusters' labels or claims",
+		strings.Join(parts, "; "), len(plan.OverrideFailures))
 }

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -46,8 +47,9 @@ func (r *PlacementManifestWorkReconciler) byScore(ctx context.Context, o client.
 	return r.requestsFor(ctx, client.MatchingFields{IndexScoreResource: o.GetName()})
 }
 
-// byManagedCluster maps a ManagedCluster whose labels or availability changed to the PlacementManifestWorks
-// with a work in its namespace, whose health it changes, and to those weighing clusters by label.
+// byManagedCluster maps a ManagedCluster whose labels, claims or availability changed to the
+// PlacementManifestWorks with a work in its namespace, whose health it changes, and to those that read clusters'
+// labels or claims (Weighted splits by label, overrides).
 func (r *PlacementManifestWorkReconciler) byManagedCluster(ctx context.Context, o client.Object) []reconcile.Request {
 	out := r.requestsFor(ctx, client.MatchingFields{IndexClusterLabels: "true"})
 	works := &workv1.ManifestWorkList{}
@@ -70,6 +72,27 @@ func availabilityChanged() predicate.Predicate {
 			return ok1 && ok2 && unavailable(before) != unavailable(after)
 		},
 	}
+}
+
+// claimsChanged passes ManagedCluster updates that change its ClusterClaims (names or values), which overrides
+// select by and read; the agent's other status updates (capacity, conditions' heartbeats) are dropped.
+func claimsChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			before, ok1 := e.ObjectOld.(*clusterv1.ManagedCluster)
+			after, ok2 := e.ObjectNew.(*clusterv1.ManagedCluster)
+			return ok1 && ok2 && !equality.Semantic.DeepEqual(claims(before), claims(after))
+		},
+	}
+}
+
+// claims are a ManagedCluster's ClusterClaims by name.
+func claims(mc *clusterv1.ManagedCluster) map[string]string {
+	out := make(map[string]string, len(mc.Status.ClusterClaims))
+	for _, c := range mc.Status.ClusterClaims {
+		out[c.Name] = c.Value
+	}
+	return out
 }
 
 func (r *PlacementManifestWorkReconciler) requestsFor(ctx context.Context, opts ...client.ListOption) []reconcile.Request {

@@ -60,6 +60,19 @@ func NewBuilder(pmw *workv1alpha1.PlacementManifestWork, configs []workv1.Manife
 // TemplateHash is the value of workv1alpha1.AnnotationTemplateHash on every work that carries the current template.
 func (b *Builder) TemplateHash() string { return b.templateHash }
 
+// ClusterTemplateHash is the template hash of a cluster whose manifests differ from the template's by more than
+// the split shares (overrides): base, the PlacementManifestWork's template hash, combined with parts that say
+// how the cluster's manifests differ.
+func ClusterTemplateHash(base string, parts ...string) string {
+	h := sha256.New()
+	h.Write([]byte(base))
+	for _, p := range parts {
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
 // CarriesTemplate reports whether a work carries the template whose hash is given.
 func CarriesTemplate(w *workv1.ManifestWork, templateHash string) bool {
 	return w != nil && w.Annotations[workv1alpha1.AnnotationTemplateHash] == templateHash

@@ -4,8 +4,11 @@ package planner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,6 +18,7 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/split"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
@@ -47,6 +51,11 @@ type Input struct {
 	// ManifestConfigs, when set, are the works' manifestConfigs computed already (Kinds.ManifestConfigs of the
 	// template's); otherwise Compute computes them.
 	ManifestConfigs []workv1.ManifestConfigOption
+	// Overrides are the PlacementManifestWork's compiled spec.overrides (nil: none), applied after the split.
+	Overrides *override.Set
+	// ClusterFacts are the decided clusters' labels and claims, which the overrides select by and read; the
+	// planner fills in each cluster's name and shares.
+	ClusterFacts map[string]override.Cluster
 }
 
 // Problem is something the user should fix, reported on the Distributed condition.
@@ -70,6 +79,12 @@ type Plan struct {
 	SplitKeys []string
 	// Problems are entries that match no manifest or several, and unplaced replicas. They do not stop the plan.
 	Problems []Problem
+	// OverrideOutcomes holds, per decided cluster that an override selects, what each override that selects it
+	// did (override.Render's outcomes), for override.Status.
+	OverrideOutcomes map[string][]override.Outcome
+	// OverrideFailures are the decided clusters where an override cannot be applied: they have no entry in
+	// Manifests, so their ManifestWorks are kept as they are (a cluster without one gets none).
+	OverrideFailures map[string]*override.ClusterError
 }
 
 // InvalidError means no valid desired state exists: the works already delivered must be kept as they are.
@@ -113,7 +128,18 @@ func Compute(pmw *workv1alpha1.PlacementManifestWork, manifests []template.Manif
 	for _, c := range clusters {
 		plan.Manifests[c] = make([]workv1.Manifest, 0, len(manifests))
 	}
-	for _, m := range manifests {
+	splitFields := SplitFieldsByIndex(strategies, manifests, in.Kinds)
+	var companions []override.Companion
+	if pmw.Spec.SplitCompanions != workv1alpha1.SplitCompanionsCopy {
+		companions, _ = override.Companions(manifests, splitFields)
+	}
+	// split holds, per manifest position, each cluster's split object when the manifests differ per cluster
+	// beyond their shares (companions, overrides); nil otherwise.
+	var split []map[string]*unstructured.Unstructured
+	if in.Overrides.Len() > 0 || len(companions) > 0 {
+		split = make([]map[string]*unstructured.Unstructured, len(manifests))
+	}
+	for i, m := range manifests {
 		s := strategies[m.Index]
 		if s == nil || s.Type != workv1alpha1.DistributionSplit || s.Split == nil {
 			raw, err := json.Marshal(m.Object.Object)
@@ -125,7 +151,17 @@ func Compute(pmw *workv1alpha1.PlacementManifestWork, manifests []template.Manif
 			}
 			continue
 		}
-		if err := planSplit(plan, pmw, m, *s.Split, clusters, in); err != nil {
+		var objs map[string]*unstructured.Unstructured
+		if split != nil {
+			objs = make(map[string]*unstructured.Unstructured, len(clusters))
+			split[i] = objs
+		}
+		if err := planSplit(plan, pmw, m, *s.Split, clusters, in, objs); err != nil {
+			return nil, err
+		}
+	}
+	if split != nil {
+		if err := perCluster(plan, manifests, splitFields, split, companions, clusters, in); err != nil {
 			return nil, err
 		}
 	}
@@ -175,7 +211,26 @@ type fieldSplit struct {
 	total    int32
 }
 
-func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.Manifest, spec workv1alpha1.SplitStrategy, clusters []string, in Input) error {
+// SplitFieldsByIndex holds, by manifest index, the split fields of each manifest a Split strategy matches
+// (strategies as template.MatchStrategies gives them).
+func SplitFieldsByIndex(strategies map[int]*workv1alpha1.DistributionStrategy, manifests []template.Manifest, kinds *health.Interpreters) map[int][]string {
+	out := map[int][]string{}
+	for _, m := range manifests {
+		if s := strategies[m.Index]; s != nil && s.Type == workv1alpha1.DistributionSplit && s.Split != nil {
+			out[m.Index] = SplitFields(*s.Split, m, kinds)
+		}
+	}
+	return out
+}
+
+// TemplateSplitFields is SplitFieldsByIndex of a PlacementManifestWork's template, decoded to manifests.
+func TemplateSplitFields(pmw *workv1alpha1.PlacementManifestWork, manifests []template.Manifest, kinds *health.Interpreters) map[int][]string {
+	strategies, _ := template.MatchStrategies(manifests, pmw.Spec.DistributionStrategy)
+	return SplitFieldsByIndex(strategies, manifests, kinds)
+}
+
+// planSplit divides m among the clusters; objs, when not nil, receives each cluster's split object.
+func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.Manifest, spec workv1alpha1.SplitStrategy, clusters []string, in Input, objs map[string]*unstructured.Unstructured) error {
 	active := clusters
 	if len(in.FailedOver) > 0 {
 		active = make([]string, 0, len(clusters))
@@ -213,6 +268,7 @@ func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.M
 	keptOnFailedOver := make([]int32, len(fields))
 	// Thousands of clusters share a handful of distinct shares: encode each combination's manifest once.
 	byShares := map[string][]byte{}
+	objOf := map[string]*unstructured.Unstructured{}
 	shares := make([]int32, len(fields))
 	for _, c := range clusters {
 		for i, f := range fields {
@@ -237,7 +293,10 @@ func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.M
 			if raw, err = json.Marshal(obj.Object); err != nil {
 				return &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: fmt.Sprintf("manifest %s: %v", m.ID(), err)}
 			}
-			byShares[combination] = raw
+			byShares[combination], objOf[combination] = raw, obj
+		}
+		if objs != nil {
+			objs[c] = objOf[combination]
 		}
 		plan.Manifests[c] = append(plan.Manifests[c], workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
 		if plan.Shares[c] == nil {
@@ -401,7 +460,8 @@ func splitStatus(m template.Manifest, fieldPath string, total int32, shares map[
 // splitStatusOf fills the share counts and the clusters of uncommon shares into a SplitStatus that names its
 // manifest, field and total.
 func splitStatusOf(id workv1alpha1.SplitStatus, shares map[string]int32) workv1alpha1.SplitStatus {
-	st := workv1alpha1.SplitStatus{Name: id.Name, Namespace: id.Namespace, Group: id.Group, Kind: id.Kind, FieldPath: id.FieldPath, Total: id.Total}
+	st := workv1alpha1.SplitStatus{Name: id.Name, Namespace: id.Namespace, Group: id.Group, Kind: id.Kind, FieldPath: id.FieldPath, Total: id.Total,
+		Companions: id.Companions}
 	counts := map[int32]int32{}
 	for _, v := range shares {
 		counts[v]++
@@ -443,5 +503,159 @@ func sortedUnique(in []string) []string {
 		out = append(out, s)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// perCluster applies, after the split, what makes the manifests differ per cluster beyond their shares: the
+// companions' apportioned counts, then the overrides (override.Render). split holds, per manifest position,
+// each cluster's split object (nil for a replicated manifest). Clusters with the same shares and the same
+// override.Resolved key get the same result, which is rendered and encoded once: the cost follows the number of
+// distinct results, not the number of clusters or overrides. A cluster where an override fails gets no
+// manifests (its work is kept as it is) and is recorded in OverrideFailures.
+func perCluster(plan *Plan, manifests []template.Manifest, splitFields map[int][]string, split []map[string]*unstructured.Unstructured,
+	companions []override.Companion, clusters []string, in Input) error {
+	apportioned := make(map[int]override.Companion, len(companions))
+	totals := map[int]int32{}
+	for _, c := range companions {
+		apportioned[c.Index] = c
+		pos := position(manifests, c.Workload)
+		total, err := template.IntField(manifests[pos].Object, workv1alpha1.DefaultSplitFieldPath)
+		if err != nil {
+			return &InvalidError{Reason: workv1alpha1.ReasonInvalidSplitField, Message: fmt.Sprintf("cannot split %s: %v", manifests[pos].ID(), err)}
+		}
+		totals[c.Workload] = total
+	}
+	addCompanionStatus(plan, manifests, companions)
+
+	type result struct {
+		manifests []workv1.Manifest
+		outcomes  []override.Outcome
+		failures  []override.Failure
+	}
+	results := map[string]*result{}
+	var key strings.Builder
+	for _, c := range clusters {
+		facts := in.ClusterFacts[c]
+		facts.Name, facts.Shares = c, plan.Shares[c]
+		resolved := in.Overrides.Resolve(facts)
+		if resolved.Key() == "" && len(companions) == 0 {
+			continue // the split's manifests as they are
+		}
+		key.Reset()
+		for _, k := range plan.SplitKeys {
+			key.WriteString(strconv.Itoa(int(plan.Shares[c][k])))
+			key.WriteByte(',')
+		}
+		key.WriteByte(0)
+		key.WriteString(resolved.Key())
+		res, ok := results[key.String()]
+		if !ok {
+			res = &result{}
+			results[key.String()] = res
+			// The manifests as the split left them for this cluster, companions apportioned.
+			given := make([]template.Manifest, len(manifests))
+			for i, m := range manifests {
+				given[i] = m
+				if split[i] != nil {
+					given[i].Object = split[i][c]
+				}
+				if comp, ok := apportioned[m.Index]; ok {
+					share := plan.Shares[c][SplitKey(manifests[position(manifests, comp.Workload)], workv1alpha1.DefaultSplitFieldPath)]
+					obj, err := override.Apportion(given[i].Object, share, totals[comp.Workload])
+					if err != nil {
+						return &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate,
+							Message: fmt.Sprintf("cannot apportion %s to the split of its workload: %v; fix it or set spec.splitCompanions to Copy", m.ID(), err)}
+					}
+					given[i].Object = obj
+				}
+			}
+			rendered, outcomes, err := override.Render(in.Overrides, given, facts, splitFields)
+			res.outcomes = outcomes
+			var ce *override.ClusterError
+			switch {
+			case errors.As(err, &ce):
+				res.failures = ce.Failures
+			case err != nil:
+				return err
+			default:
+				res.manifests = make([]workv1.Manifest, len(rendered))
+				for i, r := range rendered {
+					if r.Object == manifests[i].Object || (split[i] != nil && r.Object == split[i][c]) {
+						res.manifests[i] = plan.Manifests[c][i] // unchanged: the split's encoding
+						continue
+					}
+					raw, err := json.Marshal(r.Object.Object)
+					if err != nil {
+						return &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: fmt.Sprintf("manifest %s: %v", r.ID(), err)}
+					}
+					res.manifests[i] = workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}}
+				}
+			}
+		}
+		if len(res.outcomes) > 0 {
+			if plan.OverrideOutcomes == nil {
+				plan.OverrideOutcomes = map[string][]override.Outcome{}
+			}
+			plan.OverrideOutcomes[c] = res.outcomes
+		}
+		if len(res.failures) > 0 {
+			if plan.OverrideFailures == nil {
+				plan.OverrideFailures = map[string]*override.ClusterError{}
+			}
+			failures := make([]override.Failure, len(res.failures))
+			for i, f := range res.failures {
+				f.Cluster = c
+				failures[i] = f
+			}
+			plan.OverrideFailures[c] = &override.ClusterError{Cluster: c, Failures: failures}
+			delete(plan.Manifests, c)
+			continue
+		}
+		plan.Manifests[c] = res.manifests
+	}
+	return nil
+}
+
+// position is the position in manifests of the manifest with the given index.
+func position(manifests []template.Manifest, index int) int {
+	for i, m := range manifests {
+		if m.Index == index {
+			return i
+		}
+	}
+	return -1
+}
+
+// addCompanionStatus names, on the split status of each workload's replicas, the companions apportioned by it
+// and the fields that change.
+func addCompanionStatus(plan *Plan, manifests []template.Manifest, companions []override.Companion) {
+	for _, c := range companions {
+		w, m := manifests[position(manifests, c.Workload)], manifests[position(manifests, c.Index)]
+		key := SplitKey(w, workv1alpha1.DefaultSplitFieldPath)
+		for i := range plan.Splits {
+			if plan.SplitKeys[i] != key {
+				continue
+			}
+			plan.Splits[i].Companions = append(plan.Splits[i].Companions, workv1alpha1.SplitCompanion{
+				Kind: c.Kind, Name: m.Object.GetName(), Fields: companionFields(m),
+			})
+		}
+	}
+}
+
+// companionFields are the integer counts of a companion that Apportion divides.
+func companionFields(m template.Manifest) []string {
+	fields := []string{"minReplicas", "maxReplicas"}
+	if m.GVK.Kind == override.KindPodDisruptionBudget {
+		fields = []string{"minAvailable", "maxUnavailable"}
+	}
+	var out []string
+	for _, f := range fields {
+		v, found, _ := unstructured.NestedFieldNoCopy(m.Object.Object, "spec", f)
+		_, percentage := v.(string)
+		if (found && !percentage) || f == "minReplicas" {
+			out = append(out, "spec."+f)
+		}
+	}
 	return out
 }

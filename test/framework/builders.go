@@ -85,6 +85,25 @@ func Deployment(name, namespace string, replicas int) map[string]any {
 	}
 }
 
+// HPA is an autoscaling/v2 HorizontalPodAutoscaler of the Deployment named deployment in the same namespace.
+func HPA(name, namespace, deployment string, minReplicas, maxReplicas int) map[string]any {
+	return map[string]any{
+		"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+		"metadata": map[string]any{"name": name, "namespace": namespace},
+		"spec": map[string]any{
+			"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": deployment},
+			"minReplicas":    minReplicas,
+			"maxReplicas":    maxReplicas,
+		},
+	}
+}
+
+// Overrides sets spec.overrides.
+func (w *PMWWrapper) Overrides(o ...workv1alpha1.ClusterOverride) *PMWWrapper {
+	w.Spec.Overrides = o
+	return w
+}
+
 // Job is a Job manifest with the given parallelism.
 func Job(name, namespace string, parallelism int) map[string]any {
 	return map[string]any{

@@ -242,4 +242,3 @@ var _ = Describe("Overrides", func() {
 		}, timeout, interval).Should(Succeed())
 	})
 })
-

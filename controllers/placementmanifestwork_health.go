@@ -3,10 +3,13 @@ package controllers
 import (
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
 
 // clusterHealth judges each cluster that has a work, from the works as they are before this reconcile writes.
@@ -16,7 +19,7 @@ func clusterHealth(pmw *workv1alpha1.PlacementManifestWork, in *inputs, template
 	base := in.kinds.Inputs(in.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
 	out := make(map[string]health.ClusterResult, len(in.owned))
 	for cluster, w := range in.owned {
-		manifests := withShares(base, in.shares[cluster])
+		manifests := withOverrides(withShares(base, in.shares[cluster]), in, cluster, in.shares[cluster])
 		if !manifestwork.CarriesTemplate(w, templateHash(cluster)) {
 			manifests = in.kinds.WorkManifests(w)
 		}
@@ -94,4 +97,32 @@ func primaryShare(fields map[string]int32, kind health.Interpreter) (string, int
 		}
 	}
 	return first, fields[first], true
+}
+
+// withOverrides sets, on a copy of manifests (already withShares), each manifest as the overrides that select
+// the cluster deliver it, so its health is judged against what its work carries: a Deployment whose replicas
+// an override sets asks for those. A manifest the overrides fail on keeps the template's (its work was not
+// written with them).
+func withOverrides(manifests []health.ManifestInput, in *inputs, cluster string, shares map[string]int32) []health.ManifestInput {
+	if in.overrides.Len() == 0 {
+		return manifests
+	}
+	facts := in.planInput.ClusterFacts[cluster]
+	facts.Name, facts.Shares = cluster, shares
+	r := in.overrides.Resolve(facts)
+	if r.Key() == "" {
+		return manifests
+	}
+	out := make([]health.ManifestInput, len(manifests))
+	copy(out, manifests)
+	for i := range out {
+		m := out[i].Manifest
+		delivered := template.Manifest{Index: m.Index, GVK: m.GVK, Object: &unstructured.Unstructured{Object: out[i].Delivered()}}
+		obj, _, err := r.Apply(delivered, nil)
+		if err != nil || obj == nil {
+			continue
+		}
+		out[i].Manifest.Object, out[i].Fields = obj, nil
+	}
+	return out
 }

@@ -51,7 +51,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 			r = health.Cluster(health.ClusterInput{
 				Work:        obs.work(c),
 				Unavailable: obs.unavailable[c],
-				Manifests:   withShares(base, obs.workShares(c)),
+				Manifests:   withOverrides(withShares(base, obs.workShares(c)), &obs.inputs, c, obs.workShares(c)),
 			})
 		}
 		switch {

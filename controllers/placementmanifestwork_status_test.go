@@ -8,9 +8,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
@@ -192,6 +194,54 @@ func TestPrimaryShare(t *testing.T) {
 			got, v, ok := primaryShare(tc.fields, tc.kind)
 			if got != tc.want || ok != (tc.want != "") || (ok && v != tc.fields[tc.want]) {
 				t.Errorf("primaryShare = %q, %d, %v; want %q", got, v, ok, tc.want)
+			}
+		})
+	}
+}
+
+// TestWithOverrides: a cluster an override selects is judged against the manifest as the override delivers
+// it (a Deployment whose replicas it raises asks for those); another cluster, or a manifest the override fails
+// on, against the template's.
+func TestWithOverrides(t *testing.T) {
+	p := framework.MakePMW("x", "ns").Manifest(framework.Deployment("web", "default", 3)).Obj()
+	manifests, err := planner.ParseTemplate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := override.Compile([]workv1alpha1.ClusterOverride{{
+		Name:     "bigger",
+		Clusters: &workv1alpha1.OverrideClusters{Names: []string{"c1"}},
+		Patches:  []workv1alpha1.OverridePatch{{Op: workv1alpha1.OverridePatchReplace, Path: "/spec/replicas", Value: &workv1alpha1.JSON{Raw: []byte("5")}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &inputs{overrides: set}
+	base := health.Inputs(manifests, nil)
+	ready := &workv1.ManifestCondition{Conditions: []metav1.Condition{{Type: workv1.ManifestApplied, Status: metav1.ConditionTrue}}}
+	for _, name := range []string{health.Generation, health.ObservedGeneration, health.Replicas, health.ReadyReplicas, health.AvailableReplicas, health.UpdatedReplicas} {
+		n := int64(3)
+		if name == health.Generation || name == health.ObservedGeneration {
+			n = 1
+		}
+		ready.StatusFeedbacks.Values = append(ready.StatusFeedbacks.Values, workv1.FeedbackValue{Name: health.FeedbackPrefix + name, Value: workv1.FieldValue{Type: workv1.Integer, Integer: &n}})
+	}
+	cases := map[string]struct {
+		cluster string
+		want    health.State
+	}{
+		"the override asks for 5, 3 run": {cluster: "c1", want: health.Progressing},
+		"no override: 3 of 3 run":        {cluster: "c2", want: health.Healthy},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := withOverrides(base, in, tc.cluster, nil)
+			got[0].Status = ready
+			if v := health.Manifest(got[0]); v.State != tc.want {
+				t.Errorf("verdict %+v, want %s", v, tc.want)
+			}
+			if base[0].Manifest.Object.Object["spec"].(map[string]any)["replicas"] != int64(3) {
+				t.Error("withOverrides changed the template's manifest")
 			}
 		})
 	}

@@ -12,6 +12,8 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 )
 
 func TestPlanRollout(t *testing.T) {
@@ -31,6 +33,7 @@ func TestPlanRollout(t *testing.T) {
 		strategy    *clusterv1alpha1.RolloutStrategy
 		owned       map[string]*workv1.ManifestWork
 		current     map[string]health.ClusterResult
+		failing     []string // clusters an override fails on
 		wantAllowed map[string]bool
 		wantErr     bool
 		wantBreach  bool
@@ -59,6 +62,12 @@ func TestPlanRollout(t *testing.T) {
 			wantAllowed: map[string]bool{"a": true},
 			wantBreach:  true,
 		},
+		"maxConcurrency 1, an override fails on the first: the next one, the rollout not held by it": {
+			strategy:    progressive(clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)}),
+			owned:       map[string]*workv1.ManifestWork{"a": work("old"), "b": work("old"), "c": work("old")},
+			failing:     []string{"a"},
+			wantAllowed: map[string]bool{"b": true},
+		},
 		"a malformed deadline allows nothing and is an error": {
 			strategy:    progressive(clusterv1alpha1.RolloutProgressive{RolloutConfig: clusterv1alpha1.RolloutConfig{ProgressDeadline: "soon"}}),
 			wantAllowed: map[string]bool{},
@@ -69,6 +78,12 @@ func TestPlanRollout(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			pmw := &workv1alpha1.PlacementManifestWork{Spec: workv1alpha1.PlacementManifestWorkSpec{RolloutStrategy: tc.strategy}}
 			obs := &observation{inputs: inputs{placement: placement, decisions: []clusterv1beta1.PlacementDecision{decision}, clusters: []string{"a", "b", "c"}, owned: tc.owned}, desired: desired{templateHash: "new"}}
+			if len(tc.failing) > 0 {
+				obs.plan = &planner.Plan{OverrideFailures: map[string]*override.ClusterError{}}
+				for _, c := range tc.failing {
+					obs.plan.OverrideFailures[c] = &override.ClusterError{Cluster: c}
+				}
+			}
 			got := planRollout(pmw, obs, tc.current)
 			if (got.err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want error: %v", got.err, tc.wantErr)

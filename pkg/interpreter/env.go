@@ -1,14 +1,13 @@
 package interpreter
 
 import (
-	"fmt"
-
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
 	celtypes "github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/ext"
-	celinterpreter "github.com/google/cel-go/interpreter"
+
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/celeval"
 )
 
 // Limits on what one expression may cost.
@@ -77,42 +76,7 @@ func (sizeEstimator) EstimateCallCost(string, string, *checker.AstNode, []checke
 	return nil
 }
 
-// programOptions make a program whose loops ask its activation whether to go on (see budget) and whose
-// constant regular expressions are compiled once.
-var programOptions = []cel.ProgramOption{cel.InterruptCheckFrequency(1), cel.EvalOptions(cel.OptOptimize)}
-
-// eval evaluates a program within MaxIterations. CEL's own runtime cost tracking (cel.CostLimit) is not used:
-// in cel-go v0.26 it takes time quadratic in the number of loop steps (16,000 steps of a plain all(): 1.4 s
-// instead of 4 ms), so it could not bound the time it is meant to bound. Counting loop steps is as
-// deterministic (no clock, no context) and linear.
+// eval evaluates a program within MaxIterations loop steps (celeval).
 func eval(prog cel.Program, vars map[string]any) (ref.Val, error) {
-	act, err := celinterpreter.NewActivation(vars)
-	if err != nil {
-		return nil, err
-	}
-	b := &budget{Activation: act}
-	out, _, err := prog.Eval(b)
-	switch {
-	case b.steps > MaxIterations:
-		// Checked first: an interrupted inner loop is an error that an outer && or || may have absorbed.
-		return nil, fmt.Errorf("takes more than %d loop steps: loop over fewer or shorter lists", MaxIterations)
-	case err != nil:
-		return nil, err
-	}
-	return out, nil
-}
-
-// budget counts the loop steps of one evaluation: CEL asks its activation for #interrupted after each step
-// of a loop built with an interrupt check frequency, and stops the loop on true.
-type budget struct {
-	celinterpreter.Activation
-	steps int
-}
-
-func (b *budget) ResolveName(name string) (any, bool) {
-	if name == "#interrupted" {
-		b.steps++
-		return b.steps > MaxIterations, true
-	}
-	return b.Activation.ResolveName(name)
+	return celeval.Eval(prog, vars, MaxIterations)
 }

@@ -12,6 +12,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/celeval"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
@@ -154,7 +155,7 @@ func compile(env *cel.Env, part, expr string, returns func(*cel.Type) bool, want
 		return nil, &Problem{Reason: workv1alpha1.ReasonCostLimitExceeded, Message: fmt.Sprintf(
 			"%s may cost up to %d, more than the %d allowed: nest fewer loops over lists", part, est.Max, CostBudget)}
 	}
-	prog, err := env.Program(ast, programOptions...)
+	prog, err := env.Program(ast, celeval.ProgramOptions...)
 	if err != nil {
 		return nil, invalid("%s: %v", part, err)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/ext"
-	celinterpreter "github.com/google/cel-go/interpreter"
 
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/celeval"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter"
 )
 
@@ -64,9 +64,6 @@ func (sizeEstimator) EstimateCallCost(string, string, *checker.AstNode, []checke
 	return nil
 }
 
-// programOptions make a program whose loops ask its activation whether to go on (see budget).
-var programOptions = []cel.ProgramOption{cel.InterruptCheckFrequency(1), cel.EvalOptions(cel.OptOptimize)}
-
 // result is what an expression must return.
 type result int
 
@@ -106,7 +103,7 @@ func compileExpr(expr string, want result) (cel.Program, string) {
 	if est.Max > costBudget {
 		return nil, fmt.Sprintf("may cost up to %d, more than the %d allowed: nest fewer loops over lists", est.Max, costBudget)
 	}
-	prog, err := env.Program(ast, programOptions...)
+	prog, err := env.Program(ast, celeval.ProgramOptions...)
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -128,36 +125,9 @@ func jsonType(t *cel.Type) bool {
 	return false
 }
 
-// eval evaluates a program for a cluster within maxIterations loop steps. CEL's own runtime cost tracking is
-// not used, for the reason the interpreters give (in cel-go v0.26 it takes time quadratic in the loop steps).
+// eval evaluates a program for a cluster within maxIterations loop steps (celeval).
 func eval(prog cel.Program, c Cluster) (ref.Val, error) {
-	act, err := celinterpreter.NewActivation(map[string]any{varCluster: c})
-	if err != nil {
-		return nil, err
-	}
-	b := &budget{Activation: act}
-	out, _, err := prog.Eval(b)
-	switch {
-	case b.steps > maxIterations:
-		return nil, fmt.Errorf("takes more than %d loop steps: loop over fewer or shorter lists", maxIterations)
-	case err != nil:
-		return nil, err
-	}
-	return out, nil
-}
-
-// budget counts the loop steps of one evaluation (see interpreter's budget).
-type budget struct {
-	celinterpreter.Activation
-	steps int
-}
-
-func (b *budget) ResolveName(name string) (any, bool) {
-	if name == "#interrupted" {
-		b.steps++
-		return b.steps > maxIterations, true
-	}
-	return b.Activation.ResolveName(name)
+	return celeval.Eval(prog, map[string]any{varCluster: c}, maxIterations)
 }
 
 // maxJSONDepth bounds the nesting of an expression's result.

@@ -74,7 +74,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	extra, err := InterpreterSamples()
+	extra, err := EmbeddedSamples()
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	// The placement controller may be restarted (see watch), so stop whichever one runs at the end.
 	r.onStop(func() error { return r.placement.Stop() })
 
-	r.say("Applying the samples from %s and the interpreter sample (a custom kind, Database)", samplesDir)
+	r.say("Applying the samples from %s, the interpreter sample (a custom kind, Database) and the overrides sample (an image per region)", samplesDir)
 	if err := applySamples(ctx, c, samples); err != nil {
 		return res, err
 	}

@@ -40,6 +40,32 @@ const (
 //go:embed samples/database.yaml
 var databaseSample []byte
 
+// regionalSample is the overrides sample: a PlacementManifestWork whose override gives each cluster an image
+// from its region's registry.
+//
+//go:embed samples/regional.yaml
+var regionalSample []byte
+
+// EmbeddedSamples are every sample the sandbox applies besides config/samples: the interpreter sample
+// (InterpreterSamples), then the overrides sample (OverrideSamples).
+func EmbeddedSamples() ([]*unstructured.Unstructured, error) {
+	interpreters, err := InterpreterSamples()
+	if err != nil {
+		return nil, err
+	}
+	overrides, err := OverrideSamples()
+	if err != nil {
+		return nil, err
+	}
+	return append(interpreters, overrides...), nil
+}
+
+// OverrideSamples is the overrides sample (samples/regional.yaml): a Placement and the PlacementManifestWork
+// "regional", whose Deployment's registry is rewritten from each cluster's region label.
+func OverrideSamples() ([]*unstructured.Unstructured, error) {
+	return DecodeObjects(bytes.NewReader(regionalSample), "samples/regional.yaml")
+}
+
 // InterpreterSamples are the samples the sandbox applies besides config/samples: a custom kind and its
 // ResourceInterpreter (samples/database.yaml), the interpreter first.
 func InterpreterSamples() ([]*unstructured.Unstructured, error) {

@@ -2,12 +2,14 @@ package sandbox
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
@@ -15,6 +17,7 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
 
@@ -117,6 +120,86 @@ func TestDatabaseSample(t *testing.T) {
 				t.Errorf("live view's workloads (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// The overrides sample through the manager's override engine: every sandbox cluster gets the registry of its
+// region, the live view names the image in the sample's column, and a cluster without a region label keeps
+// the template's image.
+func TestRegionalSample(t *testing.T) {
+	objs, err := OverrideSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pmw workv1alpha1.PlacementManifestWork
+	for _, o := range objs {
+		if o.GetKind() == "PlacementManifestWork" {
+			fromUnstructured(t, o, &pmw)
+		}
+	}
+	if pmw.Name != "regional" || len(pmw.Spec.Overrides) != 1 {
+		t.Fatalf("the sample has PlacementManifestWork %q with %d overrides, want regional with one", pmw.Name, len(pmw.Spec.Overrides))
+	}
+	set, err := override.Compile(pmw.Spec.Overrides)
+	if err != nil {
+		t.Fatalf("the sample's overrides do not compile: %v", err)
+	}
+	parsed, err := template.Parse(pmw.Spec.ManifestWorkTemplate.Workload.Manifests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := manifestwork.NewBuilder(&pmw, health.ManifestConfigs(parsed, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	names := append(ClusterNames(4), "unlabelled")
+	want := map[string]string{
+		"cluster1":   "registry-us-east.example.com/nginx:1.25",
+		"cluster2":   "registry-eu-west.example.com/nginx:1.25",
+		"cluster3":   "registry-ap-south.example.com/nginx:1.25",
+		"cluster4":   "registry-us-east.example.com/nginx:1.25",
+		"unlabelled": "nginx:1.25",
+	}
+	var clusters []clusterv1.ManagedCluster
+	var works []workv1.ManifestWork
+	for i, name := range names {
+		mc := ManagedCluster(name, i)
+		if name == "unlabelled" {
+			mc = ocmsim.ManagedCluster(name, ClusterSetName, nil)
+		}
+		clusters = append(clusters, *mc)
+		rendered, _, err := override.Render(set, parsed, override.Cluster{Name: name, Labels: mc.Labels}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var manifests []workv1.Manifest
+		for _, m := range rendered {
+			raw, err := json.Marshal(m.Object.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			manifests = append(manifests, workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
+		}
+		w, err := b.Build(name, manifests, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		works = append(works, *w)
+	}
+	s := BuildSnapshot(clusters, works, []workv1alpha1.PlacementManifestWork{pmw}, nil, nil)
+	view := Render(s)
+	for _, c := range s.Clusters {
+		w, ok := c.workOf("default/regional")
+		if !ok || len(w.Workloads) != 1 {
+			t.Fatalf("%s: work %+v, want one with the Deployment", c.Name, w)
+		}
+		if diff := cmp.Diff([]string{want[c.Name]}, w.Workloads[0].Images); diff != "" {
+			t.Errorf("images on %s (-want +got):\n%s", c.Name, diff)
+		}
+		if !strings.Contains(view, "pending "+want[c.Name]+"\n") {
+			t.Errorf("the live view does not show %s for %s:\n%s", want[c.Name], c.Name, view)
+		}
 	}
 }
 

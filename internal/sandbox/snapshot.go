@@ -85,6 +85,9 @@ type WorkloadView struct {
 	Split bool
 	// Stuck says whether the workload gave up on becoming ready (a Deployment past its progress deadline).
 	Stuck bool
+	// Images are the images of its pod template's containers (init containers first), as the work delivers
+	// them: after the PlacementManifestWork's overrides for this cluster.
+	Images []string
 }
 
 // PMWView is one PlacementManifestWork's status.
@@ -100,6 +103,10 @@ type PMWView struct {
 	Manifests                      []workv1alpha1.ManifestSummary
 	Unhealthy                      []workv1alpha1.ClusterHealth
 	UnhealthyNotListed             int32
+	// HasOverrides says whether its spec has overrides, so its works may differ per cluster; Overrides is
+	// status.overrides.
+	HasOverrides bool
+	Overrides    []workv1alpha1.OverrideStatus
 }
 
 // BuildSnapshot reduces the hub's objects to a Snapshot. Works outside the clusters' namespaces are left out.
@@ -137,6 +144,7 @@ func BuildSnapshot(clusters []clusterv1.ManagedCluster, works []workv1.ManifestW
 			Placement: p.Status.Placement, Conditions: p.Status.Conditions,
 			Summary: p.Status.PlacedManifestWorkSummary, Splits: p.Status.Splits, Manifests: p.Status.Manifests,
 			Unhealthy: p.Status.UnhealthyClusters, UnhealthyNotListed: p.Status.UnhealthyClustersNotListed,
+			HasOverrides: len(p.Spec.Overrides) > 0, Overrides: p.Status.Overrides,
 		})
 	}
 	sort.Slice(s.PMWs, func(a, b int) bool { return s.PMWs[a].String() < s.PMWs[b].String() })
@@ -187,7 +195,8 @@ func workView(w *workv1.ManifestWork) WorkView {
 		if !ocmsim.IsWorkload(m.GVK) {
 			continue
 		}
-		wl := WorkloadView{Kind: m.GVK.Kind, Namespace: m.Object.GetNamespace(), Name: m.Object.GetName(), Desired: desiredPods(m)}
+		wl := WorkloadView{Kind: m.GVK.Kind, Namespace: m.Object.GetNamespace(), Name: m.Object.GetName(), Desired: desiredPods(m),
+			Images: containerImages(m.GVK.Kind, m.Object)}
 		wl.Ready = readyPods(m.GVK.Kind, feedback[int32(m.Index)])
 		if stuck, ok := stuckFeedback[m.GVK.Kind]; ok {
 			for _, f := range feedback[int32(m.Index)] {
@@ -205,6 +214,34 @@ func workView(w *workv1.ManifestWork) WorkView {
 		v.Workloads = append(v.Workloads, wl)
 	}
 	return v
+}
+
+// containerImages lists the images of a workload's pod template, init containers first; nil for a kind
+// without one.
+func containerImages(kind string, obj *unstructured.Unstructured) []string {
+	var spec []string
+	switch kind {
+	case "Pod":
+		spec = []string{"spec"}
+	case "CronJob":
+		spec = []string{"spec", "jobTemplate", "spec", "template", "spec"}
+	case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job":
+		spec = []string{"spec", "template", "spec"}
+	default:
+		return nil
+	}
+	var out []string
+	for _, field := range []string{"initContainers", "containers"} {
+		containers, _, _ := unstructured.NestedSlice(obj.Object, append(spec, field)...)
+		for _, c := range containers {
+			if c, ok := c.(map[string]any); ok {
+				if image, ok := c["image"].(string); ok {
+					out = append(out, image)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // desiredPods is how many pods of a workload should be ready (or, for a Job, succeed) on one cluster.

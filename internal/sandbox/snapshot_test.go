@@ -89,9 +89,9 @@ func TestBuildSnapshot(t *testing.T) {
 	name := manifestwork.WorkName(web)
 	want := []WorkView{
 		{Name: name, Owner: "default/web", Generation: 1, Applied: "True", Available: "True",
-			Workloads: []WorkloadView{{Kind: "Deployment", Namespace: "default", Name: "web", Desired: 2, Ready: 2, Split: true}}},
+			Workloads: []WorkloadView{{Kind: "Deployment", Namespace: "default", Name: "web", Desired: 2, Ready: 2, Split: true, Images: []string{"registry.example/app:1"}}}},
 		{Name: name, Owner: "default/web", Generation: 1, Applied: "True", Available: "True",
-			Workloads: []WorkloadView{{Kind: "Deployment", Namespace: "default", Name: "web", Desired: 1, Ready: 0, Split: true, Stuck: true}}},
+			Workloads: []WorkloadView{{Kind: "Deployment", Namespace: "default", Name: "web", Desired: 1, Ready: 0, Split: true, Stuck: true, Images: []string{"registry.example/app:1"}}}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("works (-want +got):\n%s", diff)

@@ -14,11 +14,17 @@ import (
 const maxClusterRows = 30
 
 // Render draws the live view of a snapshot: a table of clusters with one column per PlacementManifestWork
-// (its work's state, ready pods and split shares on that cluster), then each PlacementManifestWork's summary,
+// (its work's state, ready pods and split shares on that cluster, and for a PlacementManifestWork with
+// overrides the images the work carries), then each PlacementManifestWork's summary,
 // conditions and splits. It is plain text; the caller decides how to put it on screen.
 func Render(s Snapshot) string {
 	var b strings.Builder
 	owners := ownerColumns(s)
+	// The works of a PlacementManifestWork with overrides may differ per cluster: their cells name the images.
+	overridden := map[string]bool{}
+	for _, p := range s.PMWs {
+		overridden[p.String()] = p.HasOverrides
+	}
 
 	fmt.Fprintf(&b, "CLUSTERS (%d)\n", len(s.Clusters))
 	header := []string{"CLUSTER", "LABELS", "AGENT"}
@@ -38,7 +44,11 @@ func Render(s Snapshot) string {
 				row = append(row, "-")
 				continue
 			}
-			row = append(row, workCell(w))
+			cell := workCell(w)
+			if overridden[o] {
+				cell += prefixed(" ", strings.Join(w.images(), ","))
+			}
+			row = append(row, cell)
 		}
 		rows = append(rows, row)
 	}
@@ -62,6 +72,14 @@ func Render(s Snapshot) string {
 		for _, c := range conds {
 			if c.Status != goodStatus(c.Type) {
 				fmt.Fprintf(&b, "    %s=%s %s: %s\n", c.Type, c.Status, c.Reason, clip(c.Message, 110))
+			}
+		}
+		if len(p.Overrides) > 0 {
+			fmt.Fprintf(&b, "    overrides: %s\n", overrideCounts(p.Overrides))
+			for _, o := range p.Overrides {
+				if o.Failed > 0 {
+					fmt.Fprintf(&b, "    override %s failed on %d: %s\n", o.Name, o.Failed, clip(o.Message, 100))
+				}
 			}
 		}
 		for _, sp := range p.Splits {
@@ -120,6 +138,34 @@ func aggregatedFields(fields []workv1alpha1.AggregatedField) string {
 		parts = append(parts, fmt.Sprintf("%s %s (%s)", f.Name, value, strings.ToLower(string(f.Operation))))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// overrideCounts writes "regional-registry on 4, pause on 0 (failed on 2)".
+func overrideCounts(overrides []workv1alpha1.OverrideStatus) string {
+	parts := make([]string, 0, len(overrides))
+	for _, o := range overrides {
+		part := fmt.Sprintf("%s on %d", o.Name, o.Clusters)
+		if o.Failed > 0 {
+			part += fmt.Sprintf(" (failed on %d)", o.Failed)
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// images lists the distinct images of the work's workloads, in manifest order.
+func (w WorkView) images() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, wl := range w.Workloads {
+		for _, image := range wl.Images {
+			if !seen[image] {
+				seen[image] = true
+				out = append(out, image)
+			}
+		}
+	}
+	return out
 }
 
 func prefixed(prefix, s string) string {

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -32,6 +34,8 @@ var (
 	web   = types.NamespacedName{Namespace: "default", Name: "web"}
 	// orders is the interpreter sample: a Database split by its ResourceInterpreter.
 	orders = types.NamespacedName{Namespace: "default", Name: "orders"}
+	// regional is the overrides sample: a Deployment whose registry follows each cluster's region label.
+	regional = types.NamespacedName{Namespace: "default", Name: "regional"}
 )
 
 func TestSandboxSamplesSettle(t *testing.T) {
@@ -76,7 +80,7 @@ func TestSandboxSamplesSettle(t *testing.T) {
 		if got := len(res.Final.Clusters); got != clusters {
 			t.Errorf("%d clusters, want %d", got, clusters)
 		}
-		for _, name := range []types.NamespacedName{hello, web, orders} {
+		for _, name := range []types.NamespacedName{hello, web, orders, regional} {
 			p := pmw(t, res.Final, name)
 			s := p.Summary
 			if s.Total != clusters || s.Applied != clusters || s.Available != clusters || s.Progressing != 0 || s.Degraded != 0 {
@@ -133,6 +137,36 @@ func TestSandboxSamplesSettle(t *testing.T) {
 		}
 		if len(res.Final.Interpreters) != 1 || res.Final.Interpreters[0].Ready != "True" {
 			t.Errorf("interpreters %+v, want the sample's, Ready", res.Final.Interpreters)
+		}
+	})
+
+	t.Run("the overrides sample gives each cluster its region's image, shown in the live view", func(t *testing.T) {
+		p := pmw(t, res.Final, regional)
+		if diff := cmp.Diff([]workv1alpha1.OverrideStatus{{Name: "regional-registry", Clusters: clusters}}, p.Overrides); diff != "" {
+			t.Errorf("%s status.overrides (-want +got):\n%s", regional, diff)
+		}
+		// The sandbox labels its clusters us-east, eu-west, ap-south round-robin.
+		want := map[string]string{
+			"cluster1": "registry-us-east.example.com/nginx:1.25",
+			"cluster2": "registry-eu-west.example.com/nginx:1.25",
+			"cluster3": "registry-ap-south.example.com/nginx:1.25",
+			"cluster4": "registry-us-east.example.com/nginx:1.25",
+		}
+		got := map[string]string{}
+		for _, c := range res.Final.Clusters {
+			w, _ := work(c, regional)
+			for _, wl := range w.Workloads {
+				got[c.Name] = strings.Join(wl.Images, ",")
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("images the works of %s carry, by cluster (-want +got):\n%s", regional, diff)
+		}
+		view := sandbox.Render(res.Final)
+		for c, image := range want {
+			if !regexp.MustCompile(`(?m)^  ` + c + ` .* ready 1/1 ` + regexp.QuoteMeta(image) + `\b`).MatchString(view) {
+				t.Errorf("the live view's row of %s does not show %s:\n%s", c, image, view)
+			}
 		}
 	})
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,11 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/yamlobjects"
 )
 
 // The custom kind of the interpreter sample (samples/database.yaml), the one the reference interpreter webhook
@@ -129,25 +128,16 @@ func decodeFile(path string) ([]*unstructured.Unstructured, error) {
 
 // DecodeObjects decodes a multi-document YAML or JSON stream; empty documents are skipped.
 func DecodeObjects(r io.Reader, name string) ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
-	var out []*unstructured.Unstructured
-	for {
-		obj := &unstructured.Unstructured{}
-		err := dec.Decode(&obj.Object)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("decoding %s: %w", name, err)
-		}
-		if len(obj.Object) == 0 {
-			continue
-		}
+	objs, err := yamlobjects.Decode(r, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, obj := range objs {
 		if obj.GetKind() == "" || obj.GetName() == "" {
 			return nil, fmt.Errorf("decoding %s: an object without kind or metadata.name", name)
 		}
-		out = append(out, obj)
 	}
+	return objs, nil
 }
 
 // SamplePMWs names the PlacementManifestWorks among objs; the namespace defaults to SampleNamespace, as

@@ -16,6 +16,25 @@ import (
 
 func clusterName(i int) string { return fmt.Sprintf("cluster-%05d", i) }
 
+// regions is how many regions the fleet spans: cluster i (1-based) carries the label region=region(i), round
+// robin, so an override by region gives that many distinct results across any window of clusters.
+const regions = 10
+
+// labelRegion is the ManagedCluster label the bench's override reads.
+const labelRegion = "region"
+
+// region is the region of cluster i (1-based, as clusterName).
+func region(i int) string { return fmt.Sprintf("region-%d", (i-1)%regions) }
+
+// regionOf is the region of the named cluster; "" for a name clusterName did not make.
+func regionOf(name string) string {
+	var i int
+	if _, err := fmt.Sscanf(name, "cluster-%05d", &i); err != nil || i < 1 {
+		return ""
+	}
+	return region(i)
+}
+
 // parallel runs fn for 0..n-1, at most limit at once (0: all at once), and joins the first five errors.
 func parallel(n, limit int, fn func(i int) error) error {
 	errs := parallelrun.Run(context.Background(), n, limit, fn)
@@ -29,15 +48,19 @@ type fleet struct {
 	count int
 }
 
-// ensure makes clusters 1..n exist, registered as OCM's registration leaves them (ocmsim.Join). They join no
-// clusterset: no placement controller runs here, the bench decides its Placements itself (placeClusters).
+// ensure makes clusters 1..n exist, registered as OCM's registration leaves them (ocmsim.Join), each labelled
+// with its region. They join no clusterset: no placement controller runs here, the bench decides its
+// Placements itself (placeClusters).
 func (f *fleet) ensure(ctx context.Context, n int) error {
 	if n <= f.count {
 		return nil
 	}
 	from := f.count
 	err := parallel(n-from, 500, func(i int) error {
-		return ocmsim.Join(ctx, f.c, []string{clusterName(from + i + 1)}, ocmsim.JoinOptions{})
+		k := from + i + 1
+		return ocmsim.Join(ctx, f.c, []string{clusterName(k)}, ocmsim.JoinOptions{
+			Labels: func(string, int) map[string]string { return map[string]string{labelRegion: region(k)} },
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("creating clusters: %w", err)

@@ -51,6 +51,7 @@ func main() {
 		repeatUpTo  = flag.Int("repeat-up-to", 100, "Rows of at most this many clusters run -repeats times.")
 		timeoutBase = flag.Duration("timeout", 3*time.Minute, "Timeout of a step, plus -timeout-per-work for each work.")
 		perWork     = flag.Duration("timeout-per-work", 150*time.Millisecond, "Timeout added per work of the step.")
+		overrides   = flag.Bool("overrides", false, "Give the managers' PMWs one override: the Deployment's image registry by the cluster's region label (10 regions, round robin), so the works carry 10 distinct Deployments. OCM's controller has no overrides: needs -peer=false.")
 	)
 	render := flag.String("render", "", "Only print the tables of this results.json (from an earlier run) and exit.")
 	flag.Parse()
@@ -85,6 +86,9 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
+	if *overrides && *peer {
+		fatal(fmt.Errorf("-overrides compares the manager with itself: OCM's controller has no overrides, use -peer=false"))
+	}
 	if *peer && *ocmBin == "" {
 		fatal(fmt.Errorf("-peer needs -ocm-work (hack/ocm-binaries.sh work)"))
 	}
@@ -93,7 +97,7 @@ func main() {
 		sizes: ns, limitParallel: limitPars, contenders: strings.Split(*contendersF, ","), manyJobs: jobs, manyClusters: per, steady: *steady, peer: *peer, limit: *limit,
 		managerBin: abs(*managerBin), managerArgs: strings.Fields(*managerArgs), tunedArgs: strings.Fields(*tunedArgs), ocmBin: abs(*ocmBin), out: abs(*out),
 		timeout: func(works int) time.Duration { return *timeoutBase + time.Duration(works)*(*perWork) },
-		repeats: max(*repeats, 1), repeatUpTo: *repeatUpTo,
+		repeats: max(*repeats, 1), repeatUpTo: *repeatUpTo, overrides: *overrides,
 	})
 	cancel()
 	os.Exit(code)
@@ -111,6 +115,8 @@ type config struct {
 	out                    string
 	timeout                func(works int) time.Duration
 	repeats, repeatUpTo    int
+	// overrides gives the managers' PMWs regionOverride.
+	overrides bool
 }
 
 func run(ctx context.Context, cfg config) int {
@@ -128,9 +134,13 @@ func run(ctx context.Context, cfg config) int {
 	res := &results{
 		Date: time.Now().UTC().Format(time.RFC3339), CPU: cpu, Cores: cores, MemoryGiB: math.Round(mem*10) / 10,
 		GoVersion: runtime.Version(), Commit: commit(), Command: strings.Join(os.Args, " "), ManagerArgs: cfg.managerArgs,
+		Overrides: cfg.overrides,
 		LoadStart: loadAvg(), Steady: cfg.steady.String(),
 	}
 	logf("run folder %s; %d cores, %.1f GiB, load %s", runDir, cores, mem, res.LoadStart)
+	if cfg.overrides {
+		logf("overrides: the managers' PMWs rewrite the Deployment's image registry by region (%d regions)", regions)
+	}
 
 	logf("starting the hub (envtest, audit log on)")
 	h, err := startHub(runDir)
@@ -157,9 +167,9 @@ func run(ctx context.Context, cfg config) int {
 	for _, c := range cfg.contenders {
 		switch strings.TrimSpace(c) {
 		case "manager":
-			contenders = append(contenders, &manager{h: h, bin: cfg.managerBin, extra: cfg.managerArgs})
+			contenders = append(contenders, &manager{h: h, bin: cfg.managerBin, extra: cfg.managerArgs, overrides: cfg.overrides})
 		case "manager-tuned":
-			contenders = append(contenders, &manager{h: h, bin: cfg.managerBin, extra: cfg.tunedArgs, name: "manager " + strings.Join(cfg.tunedArgs, " ")})
+			contenders = append(contenders, &manager{h: h, bin: cfg.managerBin, extra: cfg.tunedArgs, name: "manager " + strings.Join(cfg.tunedArgs, " "), overrides: cfg.overrides})
 		case "ocm":
 			if cfg.peer {
 				contenders = append(contenders, &ocm{h: h, bin: cfg.ocmBin})

@@ -16,11 +16,13 @@ type results struct {
 	Commit      string   `json:"commit"`
 	Command     string   `json:"command"`
 	ManagerArgs []string `json:"managerArgs,omitempty"`
-	LoadStart   string   `json:"loadStart"`
-	LoadEnd     string   `json:"loadEnd"`
-	Steady      string   `json:"steadyWindow"`
-	SetupNotes  []string `json:"setup,omitempty"`
-	Rows        []*row   `json:"rows"`
+	// Overrides is true when the managers' PMWs carried the region override (-overrides).
+	Overrides  bool     `json:"overrides,omitempty"`
+	LoadStart  string   `json:"loadStart"`
+	LoadEnd    string   `json:"loadEnd"`
+	Steady     string   `json:"steadyWindow"`
+	SetupNotes []string `json:"setup,omitempty"`
+	Rows       []*row   `json:"rows"`
 }
 
 // runs are the contender's rows at the size, one per run.
@@ -171,6 +173,9 @@ func (k sizeKey) label() string {
 // markdown renders the tables.
 func (r *results) markdown() string {
 	var b strings.Builder
+	if r.Overrides {
+		b.WriteString("With overrides: the manager's PMWs rewrite the Deployment's image registry by the cluster's region (10 regions).\n\n")
+	}
 	fmt.Fprintf(&b, "Times in seconds (lower is better). ×limit and ×OCM are the manager's time over theirs. Roll-up is timed from "+
 		"the harness having marked every work applied and available (the last of its agent writes returned) to the summary; "+
 		"with the marking itself, see the roll-up table below.\n\n")

@@ -125,6 +125,24 @@ func churnWindow(n int) (from, to int) {
 	return shift, n + shift
 }
 
+// imager is a contender whose works' Deployment image depends on the cluster (the manager with overrides).
+type imager interface {
+	image(cluster, version string) string
+}
+
+// expectOf is what the contender's works of group should carry in clusters at version: each cluster's share
+// of the Deployment and, for an imager, the image it gives that cluster.
+func expectOf(c contender, group string, clusters []string, version string) expect {
+	e := newExpect(group, clusters, version, replicasPerCluster)
+	if m, ok := c.(imager); ok {
+		e.images = make(map[string]string, len(clusters))
+		for _, cl := range clusters {
+			e.images[cl] = m.image(cl, version)
+		}
+	}
+	return e
+}
+
 // runClusters runs every step of one contender over one job of n clusters.
 func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 	r := &row{Contender: c.title(), Kind: "clusters", N: n, Jobs: 1, Works: n, LoadStart: loadAvg()}
@@ -165,7 +183,7 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 		if err := c.create(ctx, j, n, "v1"); err != nil {
 			return 0, err
 		}
-		return b.works.wait(ctx, "fan-out", start, timeout, p.alive, newExpect(group, clusters, "v1", replicasPerCluster))
+		return b.works.wait(ctx, "fan-out", start, timeout, p.alive, expectOf(c, group, clusters, "v1"))
 	})
 	if !r.FanOut.ok() {
 		return b.abandon(ctx, c, r, []job{j})
@@ -181,7 +199,7 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 		if err := c.update(ctx, j, n, "v2"); err != nil {
 			return 0, err
 		}
-		return b.works.wait(ctx, "update", start, timeout, p.alive, newExpect(group, clusters, "v2", replicasPerCluster))
+		return b.works.wait(ctx, "update", start, timeout, p.alive, expectOf(c, group, clusters, "v2"))
 	})
 	if !r.Update.ok() {
 		return b.abandon(ctx, c, r, []job{j})
@@ -201,7 +219,7 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 		if err := placeClusters(ctx, b.h.harness, ns, j.placement, churned); err != nil {
 			return 0, err
 		}
-		joined := newExpect(group, churned, "v2", replicasPerCluster)
+		joined := expectOf(c, group, churned, "v2")
 		joined.extrasAllowed = true
 		if _, err := b.works.wait(ctx, "churn (joining works)", start, timeout, p.alive, joined); err != nil {
 			return 0, err
@@ -210,7 +228,7 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 		if err != nil {
 			return 0, err
 		}
-		gone, err := b.works.wait(ctx, "churn", start, timeout, p.alive, newExpect(group, churned, "v2", replicasPerCluster))
+		gone, err := b.works.wait(ctx, "churn", start, timeout, p.alive, expectOf(c, group, churned, "v2"))
 		return max(available, gone), err
 	})
 	if !r.Churn.ok() {
@@ -248,7 +266,7 @@ func (b *bench) runMany(ctx context.Context, c contender, jobs, n, pool int) *ro
 			clusters[k] = clusterName((i*n+k)%pool + 1)
 		}
 		groups[i] = c.group(js[i])
-		expects[i] = newExpect(groups[i], clusters, "v1", replicasPerCluster)
+		expects[i] = expectOf(c, groups[i], clusters, "v1")
 		return placeClusters(ctx, b.h.harness, ns, js[i].placement, clusters)
 	})
 	if err != nil {
@@ -305,7 +323,7 @@ func (b *bench) warmUp(ctx context.Context, c contender, p *process, ns string) 
 	if err := c.create(ctx, j, 1, "v1"); err != nil {
 		return err
 	}
-	if _, err := b.works.wait(ctx, "warm-up", start, 2*time.Minute, p.alive, newExpect(c.group(j), cl, "v1", replicasPerCluster)); err != nil {
+	if _, err := b.works.wait(ctx, "warm-up", start, 2*time.Minute, p.alive, expectOf(c, c.group(j), cl, "v1")); err != nil {
 		return err
 	}
 	_, err := b.remove(ctx, c, p, []job{j}, time.Now(), 2*time.Minute)

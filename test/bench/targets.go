@@ -30,6 +30,9 @@ import (
 // appNamespace is the namespace of the workload on the managed clusters.
 const appNamespace = "bench-app"
 
+// imageRepo is the Deployment's image without its tag (the version).
+const imageRepo = "registry.example/app"
+
 // replicasPerCluster is every cluster's share of the split Deployment (the PMW's total is this times the
 // number of clusters), and the replicas of the Deployment OCM's controller replicates.
 const replicasPerCluster = 2
@@ -40,7 +43,7 @@ func manifests(version string, replicas int) []workv1.Manifest {
 	dep := framework.Deployment("bench-app", appNamespace, replicas)
 	spec := dep["spec"].(map[string]any)
 	pod := spec["template"].(map[string]any)["spec"].(map[string]any)
-	pod["containers"].([]any)[0].(map[string]any)["image"] = "registry.example/app:" + version
+	pod["containers"].([]any)[0].(map[string]any)["image"] = imageRepo + ":" + version
 	objs := []map[string]any{
 		framework.ConfigMap("bench-config", appNamespace, map[string]string{"version": version, "settings": strings.Repeat("x", 256)}),
 		dep,
@@ -103,6 +106,30 @@ type manager struct {
 	extra []string
 	// name is the title of a manager run with other flags; "manager" otherwise.
 	name string
+	// overrides gives its PMW regionOverride.
+	overrides bool
+}
+
+// regionImageRegistry is the expression of regionOverride: the image registry of the cluster's region.
+const regionImageRegistry = `"registry-" + cluster.labels["region"] + ".example.com"`
+
+// regionOverride rewrites the registry of the Deployment's image by the cluster's region label (the image
+// short form), so the fleet's works carry one of as many distinct Deployments as there are regions.
+func regionOverride() workv1alpha1.ClusterOverride {
+	return workv1alpha1.ClusterOverride{
+		Name:      "regional-registry",
+		Manifests: []workv1alpha1.OverrideManifest{{Group: "apps", Kind: "Deployment", Name: "bench-app", Namespace: appNamespace}},
+		Image:     &workv1alpha1.ImageOverride{Registry: &workv1alpha1.OverrideValue{Expression: regionImageRegistry}},
+	}
+}
+
+// image is the Deployment's image on the cluster at version: the template's, or with overrides the one
+// regionOverride gives it.
+func (m *manager) image(cluster, version string) string {
+	if !m.overrides {
+		return imageRepo + ":" + version
+	}
+	return "registry-" + regionOf(cluster) + ".example.com/app:" + version
 }
 
 func (m *manager) title() string {
@@ -144,6 +171,9 @@ func (m *manager) pmw(j job, clusters int, version string) *workv1alpha1.Placeme
 		Type: workv1alpha1.DistributionSplit, Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance},
 	}).Obj()
 	w.Spec.ManifestWorkTemplate.Workload.Manifests = manifests(version, replicasPerCluster*clusters)
+	if m.overrides {
+		w.Spec.Overrides = []workv1alpha1.ClusterOverride{regionOverride()}
+	}
 	return w
 }
 

@@ -32,6 +32,7 @@ type workInfo struct {
 	namespace, name string
 	version         string // the ConfigMap's data.version
 	replicas        int64  // the Deployment's spec.replicas
+	image           string // the image of the Deployment's first container
 	generation      int64
 	deleting        bool
 	// reported is true when the (simulated) agent reported this generation available.
@@ -75,6 +76,13 @@ type manifestFields struct {
 	Data map[string]string `json:"data"`
 	Spec struct {
 		Replicas *int64 `json:"replicas"`
+		Template struct {
+			Spec struct {
+				Containers []struct {
+					Image string `json:"image"`
+				} `json:"containers"`
+			} `json:"spec"`
+		} `json:"template"`
 	} `json:"spec"`
 }
 
@@ -91,6 +99,9 @@ func infoOf(w *workv1.ManifestWork) *workInfo {
 		case "Deployment":
 			if f.Spec.Replicas != nil {
 				info.replicas = *f.Spec.Replicas
+			}
+			if cs := f.Spec.Template.Spec.Containers; len(cs) > 0 {
+				info.image = cs[0].Image
 			}
 		}
 	}
@@ -173,7 +184,7 @@ func (t *tracker) set(o any) {
 }
 
 // expect is the state a group of works should reach: one work in each of clusters, carrying version and
-// replicas, and no other work.
+// replicas (and, when images is set, the Deployment's image images[cluster]), and no other work.
 type expect struct {
 	// extrasAllowed accepts works in other clusters too (they are not waited for).
 	extrasAllowed bool
@@ -181,6 +192,8 @@ type expect struct {
 	clusters      map[string]bool
 	version       string
 	replicas      int64
+	// images are the Deployment's image by cluster; nil: not checked.
+	images map[string]string
 }
 
 func newExpect(group string, clusters []string, version string, replicas int64) expect {
@@ -198,7 +211,7 @@ func (t *tracker) check(e expect) (good int, done bool, at time.Time) {
 	defer t.mu.Unlock()
 	ws := t.groups[e.group]
 	for ns, w := range ws {
-		if e.clusters[ns] && !w.deleting && w.version == e.version && w.replicas == e.replicas {
+		if e.clusters[ns] && !w.deleting && w.version == e.version && w.replicas == e.replicas && (e.images == nil || w.image == e.images[ns]) {
 			good++
 			if w.seenAt.After(at) {
 				at = w.seenAt

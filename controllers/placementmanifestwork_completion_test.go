@@ -308,29 +308,14 @@ func TestCompletionStatus(t *testing.T) {
 // their agents with the given Job feedback (none when nil).
 func jobWorks(t *testing.T, p *workv1alpha1.PlacementManifestWork, feedback map[string]map[string]any) (map[string]*workv1.ManifestWork, *planner.Plan, *manifestwork.Builder) {
 	t.Helper()
-	manifests, err := planner.ParseTemplate(p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	clusters := make([]string, 0, len(feedback))
 	for c := range feedback {
 		clusters = append(clusters, c)
 	}
 	sort.Strings(clusters)
-	plan, err := planner.Compute(p, manifests, planner.Input{Clusters: clusters})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := manifestwork.NewBuilder(p, plan.ManifestConfigs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]*workv1.ManifestWork{}
+	out, plan, b := plannedWorks(t, p, clusters...)
 	for _, c := range clusters {
-		w, err := b.Build(c, plan.Manifests[c], plan.Shares[c])
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := out[c]
 		w.Generation = 1
 		if values := feedback[c]; values != nil {
 			framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: metav1.ConditionTrue, workv1.WorkAvailable: metav1.ConditionTrue})
@@ -340,7 +325,6 @@ func jobWorks(t *testing.T, p *workv1alpha1.PlacementManifestWork, feedback map[
 			}
 			framework.Feedback(w, 0, prefixed)
 		}
-		out[c] = w
 	}
 	return out, plan, b
 }

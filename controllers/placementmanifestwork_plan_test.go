@@ -43,26 +43,7 @@ func TestPlanWrites(t *testing.T) {
 		return p
 	}
 	works := func(p *workv1alpha1.PlacementManifestWork, clusters ...string) map[string]*workv1.ManifestWork {
-		manifests, err := planner.ParseTemplate(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan, err := planner.Compute(p, manifests, planner.Input{Clusters: clusters})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := manifestwork.NewBuilder(p, plan.ManifestConfigs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]*workv1.ManifestWork{}
-		for _, c := range clusters {
-			w, err := b.Build(c, plan.Manifests[c], plan.Shares[c])
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[c] = w
-		}
+		out, _, _ := plannedWorks(t, p, clusters...)
 		return out
 	}
 	merge := func(ms ...map[string]*workv1.ManifestWork) map[string]*workv1.ManifestWork {

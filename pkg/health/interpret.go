@@ -158,10 +158,12 @@ func (in ManifestInput) Delivered() map[string]any {
 		}
 		return in.Manifest.Object.Object
 	}
-	obj := in.Manifest.Object
+	// One copy for all the fields: this runs per cluster and manifest on every reconcile.
+	obj := in.Manifest.Object.DeepCopy()
 	for path, v := range in.Fields {
-		if set, err := template.SetIntField(obj, path, v); err == nil {
-			obj = set
+		if keys, err := template.FieldPathKeys(path); err == nil {
+			// A path through something that is not a map is left as it is, as SetIntField would.
+			_ = unstructured.SetNestedField(obj.Object, int64(v), keys...)
 		}
 	}
 	return obj.Object

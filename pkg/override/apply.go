@@ -397,7 +397,11 @@ func sameField(a, b *unstructured.Unstructured, keys []string) bool {
 // fails on a manifest, the manifests are nil and the error is a *ClusterError with every failure: the cluster
 // keeps what it has. A manifest that no override changes is returned as it was given (do not modify it).
 func Render(s *Set, manifests []template.Manifest, c Cluster, splitFields map[int][]string) ([]template.Manifest, []Outcome, error) {
-	r := s.Resolve(c)
+	return s.Resolve(c).Render(manifests, splitFields)
+}
+
+// Render is Render for the cluster the overrides were resolved for, without evaluating them again.
+func (r *Resolved) Render(manifests []template.Manifest, splitFields map[int][]string) ([]template.Manifest, []Outcome, error) {
 	outcomes := make([]Outcome, len(r.overrides))
 	pos := make(map[int]int, len(r.overrides))
 	for i, ro := range r.overrides {
@@ -433,7 +437,7 @@ func Render(s *Set, manifests []template.Manifest, c Cluster, splitFields map[in
 		out = append(out, rendered)
 	}
 	if len(failures) > 0 {
-		return nil, outcomes, &ClusterError{Cluster: c.Name, Failures: failures}
+		return nil, outcomes, &ClusterError{Cluster: r.cluster, Failures: failures}
 	}
 	return out, outcomes, nil
 }

@@ -569,7 +569,7 @@ func perCluster(plan *Plan, manifests []template.Manifest, splitFields map[int][
 					given[i].Object = obj
 				}
 			}
-			rendered, outcomes, err := override.Render(in.Overrides, given, facts, splitFields)
+			rendered, outcomes, err := resolved.Render(given, splitFields)
 			res.outcomes = outcomes
 			var ce *override.ClusterError
 			switch {

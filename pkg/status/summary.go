@@ -37,13 +37,14 @@ func Aggregate(outcomes []ClusterOutcome, manifests []template.Manifest, kinds *
 	r.Manifests = make([]workv1alpha1.ManifestSummary, len(manifests))
 	sums := make([]map[string]*workv1alpha1.FeedbackSum, len(manifests))
 	aggregators := make([]*aggregator, len(manifests))
+	interpreters := make([]health.Interpreter, len(manifests))
 	for i, m := range manifests {
 		r.Manifests[i] = workv1alpha1.ManifestSummary{
 			Name: m.Object.GetName(), Namespace: m.Object.GetNamespace(), Group: m.GVK.Group, Kind: m.GVK.Kind,
 		}
 		sums[i] = map[string]*workv1alpha1.FeedbackSum{}
-		if k := kinds.For(m.GVK); k != nil {
-			aggregators[i] = newAggregator(k.Aggregation())
+		if interpreters[i] = kinds.For(m.GVK); interpreters[i] != nil {
+			aggregators[i] = newAggregator(interpreters[i].Aggregation())
 		}
 	}
 
@@ -98,7 +99,7 @@ func Aggregate(outcomes []ClusterOutcome, manifests []template.Manifest, kinds *
 		}
 		sort.Slice(r.Manifests[i].Feedback, func(a, b int) bool { return r.Manifests[i].Feedback[a].Name < r.Manifests[i].Feedback[b].Name })
 		r.Manifests[i].Aggregated = aggregators[i].result()
-		if k, ok := kinds.For(manifests[i].GVK).(statusAggregator); ok {
+		if k, ok := interpreters[i].(statusAggregator); ok {
 			r.Manifests[i].Aggregated = withAggregatedStatus(r.Manifests[i].Aggregated, k, manifests[i], i, outcomes)
 		}
 	}

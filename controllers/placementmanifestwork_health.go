@@ -19,8 +19,10 @@ func clusterHealth(pmw *workv1alpha1.PlacementManifestWork, in *inputs, template
 	base := in.kinds.Inputs(in.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
 	out := make(map[string]health.ClusterResult, len(in.owned))
 	for cluster, w := range in.owned {
-		manifests := withOverrides(withShares(base, in.shares[cluster]), in, cluster, in.shares[cluster])
-		if !manifestwork.CarriesTemplate(w, templateHash(cluster)) {
+		var manifests []health.ManifestInput
+		if manifestwork.CarriesTemplate(w, templateHash(cluster)) {
+			manifests = withOverrides(withShares(base, in.shares[cluster]), in, cluster, in.shares[cluster])
+		} else {
 			manifests = in.kinds.WorkManifests(w)
 		}
 		out[cluster] = health.Cluster(health.ClusterInput{Work: w, Unavailable: in.unavailable[cluster], Manifests: manifests})

@@ -216,10 +216,7 @@ func (r *PlacementManifestWorkReconciler) clusterFacts(ctx context.Context, clus
 		}
 		f := override.Cluster{Name: c, Labels: mc.Labels}
 		if len(mc.Status.ClusterClaims) > 0 {
-			f.Claims = make(map[string]string, len(mc.Status.ClusterClaims))
-			for _, claim := range mc.Status.ClusterClaims {
-				f.Claims[claim.Name] = claim.Value
-			}
+			f.Claims = claims(mc)
 		}
 		out[c] = f
 	}

@@ -116,7 +116,8 @@ func setupInterpreters(mgr ctrl.Manager, cache *interpreter.Cache) error {
 // (its own status says why), so it never changes how a PlacementManifestWork is planned or judged.
 func (r *PlacementManifestWorkReconciler) interpreters(ctx context.Context) (*health.Interpreters, error) {
 	list := &workv1alpha1.ResourceInterpreterList{}
-	if err := r.List(ctx, list); err != nil {
+	// Read only, on every reconcile: the cache's objects are not copied (compiling copies what it keeps).
+	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing ResourceInterpreters: %w", err)
 	}
 	if len(list.Items) == 0 {

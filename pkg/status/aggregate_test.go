@@ -1,6 +1,7 @@
 package status
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -103,5 +104,62 @@ func TestCountListsTheMostReportedValues(t *testing.T) {
 	got := a.result()[0]
 	if len(got.Counts) != MaxCountedValues || got.Counts[0] != (workv1alpha1.ValueCount{Value: "v03", Clusters: 3}) {
 		t.Errorf("counts = %+v, want the %d most reported, v03 first", got.Counts, MaxCountedValues)
+	}
+}
+
+// answeringKind stands in for an interpreter whose webhook rolls reported values up (AggregateStatus).
+type answeringKind struct {
+	rolloutKind
+	fields []workv1alpha1.AggregatedField
+	ok     bool
+	err    error
+	asked  *[]string
+}
+
+func (k answeringKind) AggregateStatus(_ template.Manifest, clusters []string, _ []health.Feedback) ([]workv1alpha1.AggregatedField, bool, error) {
+	*k.asked = append(*k.asked, clusters...)
+	return k.fields, k.ok, k.err
+}
+
+// TestAggregatedByWebhook: a webhook's answer adds its fields, replacing a declarative field of the same name,
+// for the clusters that reported; no answer, or a failure, leaves the declarative fields alone.
+func TestAggregatedByWebhook(t *testing.T) {
+	manifests, err := template.Parse([]workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(
+		`{"apiVersion":"argoproj.io/v1alpha1","kind":"Rollout","metadata":{"name":"web","namespace":"default"}}`)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := []workv1alpha1.InterpreterAggregation{{Feedback: "readyReplicas", Operation: workv1alpha1.AggregationSum}}
+	reported := health.ManifestResult{Verdict: health.Verdict{State: health.Healthy}, Feedback: health.Feedback{"readyReplicas": integer(2)}}
+	outcomes := []ClusterOutcome{
+		outcome("c1", health.Healthy, "", true, reported),
+		outcome("c2", health.Progressing, workv1alpha1.ReasonWorkNotCreated, false),
+	}
+	declared := workv1alpha1.AggregatedField{Name: "readyReplicas", Operation: workv1alpha1.AggregationSum, Clusters: 1, Value: ptr.To[int64](2)}
+	answered := workv1alpha1.AggregatedField{Name: "readyReplicas", Operation: workv1alpha1.AggregationMax, Clusters: 1, Value: ptr.To[int64](9)}
+	extra := workv1alpha1.AggregatedField{Name: "phase", Operation: workv1alpha1.AggregationCount, Clusters: 1, Counts: []workv1alpha1.ValueCount{{Value: "Healthy", Clusters: 1}}}
+	cases := map[string]struct {
+		fields []workv1alpha1.AggregatedField
+		ok     bool
+		err    error
+		want   []workv1alpha1.AggregatedField
+	}{
+		"answered: replaces by name, adds the rest, sorted": {fields: []workv1alpha1.AggregatedField{answered, extra}, ok: true, want: []workv1alpha1.AggregatedField{extra, answered}},
+		"no answer (Ignore)":           {want: []workv1alpha1.AggregatedField{declared}},
+		"failed (Fail): nothing added": {err: errors.New("timed out"), want: []workv1alpha1.AggregatedField{declared}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var asked []string
+			kinds := health.NewInterpreters()
+			kinds.Add(schema.GroupKind{Group: "argoproj.io", Kind: "Rollout"}, nil, answeringKind{rolloutKind: rolloutKind{rules: rules}, fields: tc.fields, ok: tc.ok, err: tc.err, asked: &asked})
+			got := Aggregate(outcomes, manifests, kinds).Manifests[0].Aggregated
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("aggregated (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"c1"}, asked); diff != "" {
+				t.Errorf("clusters asked about (-want +got), only those that reported:\n%s", diff)
+			}
+		})
 	}
 }

@@ -24,7 +24,7 @@ const (
 	stateFailed    = "Failed"
 )
 
-// maxMessage bounds the message of a verdict, which ends up in conditions.
+// maxMessage bounds the message of a verdict or an override's status, which end up in conditions and status.
 const maxMessage = 1024
 
 // reasonPattern is the pattern of a condition's reason (metav1.Condition).
@@ -39,14 +39,14 @@ func (i *Interpreter) Health(in health.ManifestInput, f health.Feedback) (health
 		switch {
 		case err == nil:
 			if v.Message != "" {
-				v.Message = truncate(in.Manifest.ID() + ": " + v.Message)
+				v.Message = Truncate(in.Manifest.ID() + ": " + v.Message)
 			}
 			return v, true
 		case !i.ignoreFailures():
 			return health.Verdict{
 				State:   health.Degraded,
 				Reason:  workv1alpha1.ReasonInterpreterFailed,
-				Message: truncate(fmt.Sprintf("%s: %s: webhook InterpretHealth: %v", in.Manifest.ID(), i.Name(), err)),
+				Message: Truncate(fmt.Sprintf("%s: %s: webhook InterpretHealth: %v", in.Manifest.ID(), i.Name(), err)),
 			}, true
 		}
 		// Ignore: the declarative parts and the built-in interpretation judge instead.
@@ -63,11 +63,11 @@ func (i *Interpreter) Health(in health.ManifestInput, f health.Feedback) (health
 		return health.Verdict{
 			State:   health.Degraded,
 			Reason:  workv1alpha1.ReasonInterpreterFailed,
-			Message: truncate(fmt.Sprintf("%s: %s: spec.health.expression: %v", id, i.Name(), err)),
+			Message: Truncate(fmt.Sprintf("%s: %s: spec.health.expression: %v", id, i.Name(), err)),
 		}, true
 	}
 	if v.Message != "" {
-		v.Message = truncate(id + ": " + v.Message)
+		v.Message = Truncate(id + ": " + v.Message)
 	}
 	return v, true
 }
@@ -173,7 +173,9 @@ func stringFields(m traits.Mapper, allowed ...string) (map[string]string, error)
 	return out, nil
 }
 
-func truncate(s string) string {
+// Truncate cuts a message to MaxMessage bytes at a rune boundary, ending it with "...": messages that end up
+// in conditions and status stay bounded.
+func Truncate(s string) string {
 	if len(s) <= maxMessage {
 		return s
 	}
@@ -204,7 +206,7 @@ func (i *Interpreter) Dependencies(obj map[string]any) ([]Dependency, error) {
 			return deps, nil
 		case !i.ignoreFailures():
 			return nil, &Problem{Reason: workv1alpha1.ReasonInterpreterFailed,
-				Message: truncate(fmt.Sprintf("%s: webhook InterpretDependency: %v", i.Name(), err))}
+				Message: Truncate(fmt.Sprintf("%s: webhook InterpretDependency: %v", i.Name(), err))}
 		}
 	}
 	if i.dependencies == nil {
@@ -214,7 +216,7 @@ func (i *Interpreter) Dependencies(obj map[string]any) ([]Dependency, error) {
 	if err != nil {
 		return nil, &Problem{
 			Reason:  workv1alpha1.ReasonInterpreterFailed,
-			Message: truncate(fmt.Sprintf("%s: spec.dependencies.expression: %v", i.Name(), err)),
+			Message: Truncate(fmt.Sprintf("%s: spec.dependencies.expression: %v", i.Name(), err)),
 		}
 	}
 	return deps, nil

@@ -15,6 +15,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
 
@@ -487,22 +488,8 @@ func Status(s *Set, outcomes map[string][]Outcome) []workv1alpha1.OverrideStatus
 		}
 		out[i].FailedClusters = names
 		if len(names) > 0 {
-			out[i].Message = truncate(fmt.Sprintf("on %s: %s", names[0], messages[i][names[0]]))
+			out[i].Message = interpreter.Truncate(fmt.Sprintf("on %s: %s", names[0], messages[i][names[0]]))
 		}
 	}
 	return out
-}
-
-// maxMessage bounds OverrideStatus.message.
-const maxMessage = 1024
-
-func truncate(s string) string {
-	if len(s) <= maxMessage {
-		return s
-	}
-	cut := maxMessage - len("...")
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "..."
 }

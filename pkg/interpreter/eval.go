@@ -16,6 +16,7 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter/webhook"
 )
 
 // States a health expression returns beside health's own: a kind that finishes says how it ended.
@@ -186,14 +187,8 @@ func Truncate(s string) string {
 	return s[:cut] + "..."
 }
 
-// Dependency is a hub object a manifest needs.
-type Dependency struct {
-	Kind string // ConfigMap, Secret or ServiceAccount
-	Name string
-}
-
-// dependencyKinds are the kinds a dependency may be.
-var dependencyKinds = []string{"ConfigMap", "Secret", "ServiceAccount"}
+// Dependency is a hub object a manifest needs: the webhook protocol's, whichever part names it.
+type Dependency = webhook.Dependency
 
 // Dependencies evaluates spec.dependencies.expression over obj, the manifest as in the template: the hub
 // objects it needs, sorted and without duplicates; none without an expression. The error is a *Problem with
@@ -203,7 +198,7 @@ func (i *Interpreter) Dependencies(obj map[string]any) ([]Dependency, error) {
 		deps, err := i.webhookDependencies(obj)
 		switch {
 		case err == nil:
-			return deps, nil
+			return sortedUnique(deps), nil
 		case !i.ignoreFailures():
 			return nil, &Problem{Reason: workv1alpha1.ReasonInterpreterFailed,
 				Message: Truncate(fmt.Sprintf("%s: webhook InterpretDependency: %v", i.Name(), err))}
@@ -219,7 +214,7 @@ func (i *Interpreter) Dependencies(obj map[string]any) ([]Dependency, error) {
 			Message: Truncate(fmt.Sprintf("%s: spec.dependencies.expression: %v", i.Name(), err)),
 		}
 	}
-	return deps, nil
+	return sortedUnique(deps), nil
 }
 
 func (i *Interpreter) evalDependencies(obj map[string]any) ([]Dependency, error) {
@@ -246,7 +241,7 @@ func (i *Interpreter) evalDependencies(obj map[string]any) ([]Dependency, error)
 			return nil, fmt.Errorf("entry %d: %w", n, err)
 		}
 		d := Dependency{Kind: fields["kind"], Name: fields["name"]}
-		if !slices.Contains(dependencyKinds, d.Kind) {
+		if !slices.Contains(webhook.DependencyKinds, d.Kind) {
 			return nil, fmt.Errorf("entry %d: kind %q is not ConfigMap, Secret or ServiceAccount", n, d.Kind)
 		}
 		if errs := validation.IsDNS1123Subdomain(d.Name); len(errs) > 0 {
@@ -254,11 +249,16 @@ func (i *Interpreter) evalDependencies(obj map[string]any) ([]Dependency, error)
 		}
 		deps = append(deps, d)
 	}
+	return deps, nil
+}
+
+// sortedUnique sorts dependencies by kind and name and drops repeats, in place.
+func sortedUnique(deps []Dependency) []Dependency {
 	slices.SortFunc(deps, func(a, b Dependency) int {
 		if c := strings.Compare(a.Kind, b.Kind); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	return slices.Compact(deps), nil
+	return slices.Compact(deps)
 }

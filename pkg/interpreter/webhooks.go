@@ -3,6 +3,7 @@ package interpreter
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -78,11 +79,8 @@ func (i *Interpreter) webhookDependencies(obj map[string]any) ([]Dependency, err
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Dependency, 0, len(resp.Dependencies))
-	for _, d := range resp.Dependencies {
-		out = append(out, Dependency{Kind: d.Kind, Name: d.Name})
-	}
-	return out, nil
+	// A copy: answers are remembered and shared, and Dependencies sorts what it gets.
+	return slices.Clone(resp.Dependencies), nil
 }
 
 // AggregateStatus asks the webhook to roll the clusters' reported values of manifest m up; ok is false when

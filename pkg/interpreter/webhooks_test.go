@@ -213,3 +213,24 @@ func TestWebhookReviseReplicas(t *testing.T) {
 		})
 	}
 }
+
+// TestWebhookDependenciesSorted: a webhook's answer comes back sorted and without repeats, as the
+// expression's does, and the remembered answer is not reordered.
+func TestWebhookDependenciesSorted(t *testing.T) {
+	answer := []webhook.Dependency{{Kind: "Secret", Name: "b"}, {Kind: "ConfigMap", Name: "a"}, {Kind: "Secret", Name: "b"}}
+	hooks := &fakeWebhooks{answer: webhook.Response{Successful: true, Dependencies: answer}}
+	in, p := compileInterpreter(withWebhook("", workv1alpha1.OperationInterpretDependency), nil, hooks)
+	if p != nil {
+		t.Fatal(p)
+	}
+	deps, err := in.Dependencies(map[string]any{"apiVersion": "example.io/v1", "kind": "Database", "metadata": map[string]any{"name": "orders"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]Dependency{{Kind: "ConfigMap", Name: "a"}, {Kind: "Secret", Name: "b"}}, deps); diff != "" {
+		t.Errorf("dependencies (-want +got):\n%s", diff)
+	}
+	if answer[0].Kind != "Secret" {
+		t.Error("the webhook's remembered answer was reordered")
+	}
+}

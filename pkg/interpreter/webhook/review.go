@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -237,11 +238,7 @@ func checkDependencies(deps []Dependency) error {
 		return fmt.Errorf("%d dependencies, at most %d", len(deps), maxDependencies)
 	}
 	for _, d := range deps {
-		known := false
-		for _, k := range DependencyKinds {
-			known = known || d.Kind == k
-		}
-		if !known {
+		if !slices.Contains(DependencyKinds, d.Kind) {
 			return fmt.Errorf("dependency kind %q is none of %s", d.Kind, strings.Join(DependencyKinds, ", "))
 		}
 		if errs := validation.IsDNS1123Subdomain(d.Name); len(errs) > 0 {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter/webhook"
 )
 
 // CacheOptions restricts the manager's ManifestWork cache to the works PlacementManifestWorks own, so memory
@@ -52,16 +53,13 @@ func CacheOptions() cache.Options {
 	// The ConfigMaps, Secrets and ServiceAccounts PMWs may carry along are watched as metadata only
 	// (setup.go), which is still a list of every one of them on the hub: only what maps an event to its
 	// PlacementManifestWorks is kept.
-	for _, kind := range dependencyKinds {
+	for _, kind := range webhook.DependencyKinds { // the kinds a ResourceInterpreter's dependencies may name
 		byObject[&metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: kind}}] = cache.ByObject{
 			Transform: keepIdentity(stripManagedFields),
 		}
 	}
 	return cache.Options{DefaultTransform: stripManagedFields, ByObject: byObject}
 }
-
-// dependencyKinds are the kinds a ResourceInterpreter's dependencies may name.
-var dependencyKinds = []string{"ConfigMap", "Secret", "ServiceAccount"}
 
 // keepIdentity keeps of an object's metadata its name, namespace, UID and resourceVersion: not its labels and
 // annotations, which for an object written with kubectl apply hold a copy of all of it (a Secret's data

@@ -6,6 +6,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 )
@@ -22,7 +23,7 @@ func plannedWorks(t *testing.T, p *workv1alpha1.PlacementManifestWork, clusters 
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := manifestwork.NewBuilder(p, plan.ManifestConfigs)
+	b, err := manifestwork.NewBuilder(p, health.ManifestConfigs(manifests, p.Spec.ManifestWorkTemplate.ManifestConfigs))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func desiredState(pmw *workv1alpha1.PlacementManifestWork, in *inputs, mem remem
 		previous = in.shares
 	}
 	input := in.planInput
-	input.Clusters, input.Previous, input.Kinds, input.ManifestConfigs = in.clusters, previous, in.kinds, configs
+	input.Clusters, input.Previous, input.Kinds = in.clusters, previous, in.kinds
 	if len(d.failedOver) > 0 {
 		input.FailedOver = d.failedOver
 	}

@@ -143,7 +143,7 @@ func TestPlanWrites(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			builder, err := manifestwork.NewBuilder(tc.pmw, plan.ManifestConfigs)
+			builder, err := manifestwork.NewBuilder(tc.pmw, health.ManifestConfigs(manifests, tc.pmw.Spec.ManifestWorkTemplate.ManifestConfigs))
 			if err != nil {
 				t.Fatal(err)
 			}

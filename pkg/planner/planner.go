@@ -48,9 +48,6 @@ type Input struct {
 	// Kinds interprets the manifests' kinds: the fields a Split divides when its fieldPath is not set, the
 	// feedback the agent reports, the fields the cluster keeps. nil: the built-in kinds only.
 	Kinds *health.Interpreters
-	// ManifestConfigs, when set, are the works' manifestConfigs computed already (Kinds.ManifestConfigs of the
-	// template's); otherwise Compute computes them.
-	ManifestConfigs []workv1.ManifestConfigOption
 	// Overrides are the PlacementManifestWork's compiled spec.overrides (nil: none), applied after the split.
 	Overrides *override.Set
 	// ClusterFacts are the decided clusters' labels and claims, which the overrides select by and read; the
@@ -68,9 +65,6 @@ type Problem struct {
 type Plan struct {
 	// Manifests holds, per decided cluster, the manifests of its ManifestWork.
 	Manifests map[string][]workv1.Manifest
-	// ManifestConfigs are the manifestConfigs of every ManifestWork: the template's, with the status feedback
-	// rules the manager needs to judge health added.
-	ManifestConfigs []workv1.ManifestConfigOption
 	// Shares holds, per decided cluster, its share of every split manifest, keyed by SplitKey.
 	Shares map[string]map[string]int32
 	// Splits describes each split manifest's division as planned.
@@ -113,12 +107,8 @@ func ParseTemplate(pmw *workv1alpha1.PlacementManifestWork) ([]template.Manifest
 func Compute(pmw *workv1alpha1.PlacementManifestWork, manifests []template.Manifest, in Input) (*Plan, error) {
 	strategies, strategyProblems := template.MatchStrategies(manifests, pmw.Spec.DistributionStrategy)
 	plan := &Plan{
-		Manifests:       map[string][]workv1.Manifest{},
-		Shares:          map[string]map[string]int32{},
-		ManifestConfigs: in.ManifestConfigs,
-	}
-	if plan.ManifestConfigs == nil {
-		plan.ManifestConfigs = in.Kinds.ManifestConfigs(manifests, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
+		Manifests: map[string][]workv1.Manifest{},
+		Shares:    map[string]map[string]int32{},
 	}
 	for _, p := range strategyProblems {
 		plan.Problems = append(plan.Problems, Problem{Reason: p.Reason, Message: p.Message})

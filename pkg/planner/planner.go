@@ -146,7 +146,7 @@ func Compute(pmw *workv1alpha1.PlacementManifestWork, manifests []template.Manif
 			objs = make(map[string]*unstructured.Unstructured, len(clusters))
 			split[i] = objs
 		}
-		if err := planSplit(plan, pmw, m, *s.Split, clusters, in, objs); err != nil {
+		if err := planSplit(plan, pmw, m, *s.Split, splitFields[m.Index], clusters, in, objs); err != nil {
 			return nil, err
 		}
 	}
@@ -220,7 +220,7 @@ func TemplateSplitFields(pmw *workv1alpha1.PlacementManifestWork, manifests []te
 }
 
 // planSplit divides m among the clusters; objs, when not nil, receives each cluster's split object.
-func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.Manifest, spec workv1alpha1.SplitStrategy, clusters []string, in Input, objs map[string]*unstructured.Unstructured) error {
+func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.Manifest, spec workv1alpha1.SplitStrategy, fieldPaths []string, clusters []string, in Input, objs map[string]*unstructured.Unstructured) error {
 	active := clusters
 	if len(in.FailedOver) > 0 {
 		active = make([]string, 0, len(clusters))
@@ -233,7 +233,8 @@ func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.M
 	// Every field is divided with the same weights and limits: a RayCluster's head and workers go to the same
 	// clusters in the same proportions.
 	var fields []fieldSplit
-	for _, fieldPath := range SplitFields(spec, m, in.Kinds) {
+	w := weights(spec, active, in)
+	for _, fieldPath := range fieldPaths {
 		total, err := template.IntField(m.Object, fieldPath)
 		if err != nil {
 			return &InvalidError{Reason: workv1alpha1.ReasonInvalidSplitField,
@@ -248,7 +249,7 @@ func planSplit(plan *Plan, pmw *workv1alpha1.PlacementManifestWork, m template.M
 		f.result = split.Divide(split.Input{
 			Total:    total,
 			Clusters: active,
-			Weights:  weights(spec, active, in),
+			Weights:  w,
 			Limits:   split.Limits{Min: limit(spec.LimitRange, true), Max: limit(spec.LimitRange, false)},
 			Previous: f.previous,
 			Seed:     string(pmw.UID) + "/" + f.key,

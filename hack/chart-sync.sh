@@ -9,6 +9,10 @@
 #                                                                      config/interpreters/kustomization.yaml lists
 #                                                                      (templates/interpreters.yaml renders them when
 #                                                                      interpreters.install is true)
+#   charts/placement-manifestwork/validation/*.yaml                    copies of the admission checks that
+#                                                                      config/validation/kustomization.yaml lists
+#                                                                      (templates/validation.yaml renders them when
+#                                                                      validation.install is true)
 #
 #   hack/chart-sync.sh            # rewrites them (make chart)
 #   hack/chart-sync.sh --verify   # fails, with a diff, when they differ from what config/ gives (make verify-chart)
@@ -64,15 +68,36 @@ interpreters() {
   echo "$list"
 }
 
+# validation prints the files config/validation/kustomization.yaml lists under resources:, one a line.
+validation() {
+  local kustomization="$root/config/validation/kustomization.yaml" list f
+  list=$(awk '
+    /^resources:/ { in_resources = 1; next }
+    /^[^ #-]/     { in_resources = 0 }
+    in_resources && /^- / { sub(/^- */, ""); sub(/ *(#.*)?$/, ""); print }
+  ' "$kustomization")
+  for f in $list; do
+    if [[ "$f" == */* || "$f" != *.yaml || ! -f "$root/config/validation/$f" ]]; then
+      echo "chart-sync: $kustomization lists $f, not a .yaml file of config/validation; teach hack/chart-sync.sh about it" >&2
+      exit 1
+    fi
+  done
+  echo "$list"
+}
+
 # generate DIR writes the generated chart files under DIR (laid out like the chart).
 generate() {
   local out=$1
-  mkdir -p "$out/crds" "$out/templates" "$out/interpreters"
+  mkdir -p "$out/crds" "$out/templates" "$out/interpreters" "$out/validation"
   cp "$root"/config/crd/bases/*.yaml "$out/crds/"
   local f list
   list=$(interpreters)
   for f in $list; do
     cp "$root/config/interpreters/$f" "$out/interpreters/"
+  done
+  list=$(validation)
+  for f in $list; do
+    cp "$root/config/validation/$f" "$out/validation/"
   done
 
   {
@@ -112,10 +137,10 @@ TPL
   } >"$out/templates/leader-election-role.yaml"
 }
 
-files() { (cd "$1" && ls crds/*.yaml interpreters/*.yaml templates/clusterrole.yaml templates/leader-election-role.yaml 2>/dev/null); }
+files() { (cd "$1" && ls crds/*.yaml interpreters/*.yaml validation/*.yaml templates/clusterrole.yaml templates/leader-election-role.yaml 2>/dev/null); }
 
 if [[ "$mode" == sync ]]; then
-  rm -f "$chart"/crds/*.yaml "$chart"/interpreters/*.yaml
+  rm -f "$chart"/crds/*.yaml "$chart"/interpreters/*.yaml "$chart"/validation/*.yaml
   generate "$chart"
   exit 0
 fi

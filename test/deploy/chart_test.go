@@ -56,20 +56,24 @@ func TestHelmLint(t *testing.T) {
 	}
 }
 
+// clusterScoped are the kinds of the chart's cluster-scoped objects.
+var clusterScoped = map[string]bool{"CustomResourceDefinition": true, "ClusterRole": true, "ClusterRoleBinding": true,
+	"ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true}
+
 func TestHelmTemplateDefaultValues(t *testing.T) {
 	c, w := hubClient(t)
 	ns := restrictedNamespace(t, c, "pmw-default")
 	objs := render(t, "placement-manifestwork", ns)
 
 	if got, want := kinds(objs), []string{"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "CustomResourceDefinition", "Deployment",
-		"PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"}; !slices.Equal(got, want) {
+		"PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}; !slices.Equal(got, want) {
 		t.Errorf("rendered kinds %v, want %v", got, want)
 	}
 	for _, o := range objs {
 		if o.GetKind() != "CustomResourceDefinition" && !strings.HasPrefix(o.GetName(), "placement-manifestwork") {
 			t.Errorf("%s: names start with the release's full name", describe(o))
 		}
-		if o.GetKind() != "CustomResourceDefinition" && o.GetKind() != "ClusterRole" && o.GetKind() != "ClusterRoleBinding" && o.GetNamespace() != ns {
+		if !clusterScoped[o.GetKind()] && o.GetNamespace() != ns {
 			t.Errorf("%s: not in the release namespace %s", describe(o), ns)
 		}
 	}
@@ -123,7 +127,7 @@ func TestHelmTemplateCustomValues(t *testing.T) {
 
 	if got, want := kinds(objs), []string{"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "CustomResourceDefinition", "Deployment",
 		"PrometheusRule", "Service", "ServiceAccount", "ServiceMonitor"}; !slices.Equal(got, want) {
-		t.Errorf("rendered kinds %v, want %v (no leader election Role, no PodDisruptionBudget)", got, want)
+		t.Errorf("rendered kinds %v, want %v (no leader election Role, no PodDisruptionBudget, no validation policy)", got, want)
 	}
 
 	d := convert[appsv1.Deployment](t, one(t, objs, "Deployment"))
@@ -199,7 +203,8 @@ func TestHelmTemplateWithoutRBAC(t *testing.T) {
 	ns := restrictedNamespace(t, c, "pmw-norbac")
 	objs := render(t, "placement-manifestwork", ns, "--set", "rbac.create=false", "--set", "serviceAccount.create=false",
 		"--set", "serviceAccount.name=existing", "--set", "metrics.service.enabled=false")
-	if got, want := kinds(objs), []string{"CustomResourceDefinition", "CustomResourceDefinition", "Deployment", "PodDisruptionBudget"}; !slices.Equal(got, want) {
+	if got, want := kinds(objs), []string{"CustomResourceDefinition", "CustomResourceDefinition", "Deployment", "PodDisruptionBudget",
+		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}; !slices.Equal(got, want) {
 		t.Errorf("rendered kinds %v, want %v", got, want)
 	}
 	d := convert[appsv1.Deployment](t, one(t, objs, "Deployment"))

@@ -16,7 +16,7 @@ func TestKustomizeDefault(t *testing.T) {
 	c, w := hubClient(t)
 
 	if got, want := kinds(objs), []string{"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "CustomResourceDefinition", "Deployment",
-		"Namespace", "Role", "RoleBinding", "Service", "ServiceAccount"}; !slices.Equal(got, want) {
+		"Namespace", "Role", "RoleBinding", "Service", "ServiceAccount", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}; !slices.Equal(got, want) {
 		t.Errorf("rendered kinds %v, want %v", got, want)
 	}
 	const ns = "placement-manifestwork-system"

@@ -1,7 +1,7 @@
-// Package policies checks the admission policies shipped in config/policies on a real kube-apiserver (envtest,
-// which runs RBAC authorization and the ValidatingAdmissionPolicy admission plugin). The tests apply the
-// kustomization's resources as an administrator would, then act as PlacementManifestWork authors through
-// impersonation.
+// Package policies checks the admission policies shipped in config/policies and config/validation on a real
+// kube-apiserver (envtest, which runs RBAC authorization and the ValidatingAdmissionPolicy admission plugin).
+// The tests apply the kustomizations' resources as an administrator would, then act as PlacementManifestWork
+// authors through impersonation.
 package policies
 
 import (
@@ -40,7 +40,7 @@ var (
 	fw = &suite.Framework{Timeout: timeout, Interval: interval}
 	// admin is the hub administrator (system:masters).
 	admin client.Client
-	// shipped are the objects of config/policies, as applied.
+	// shipped are the objects of config/policies and config/validation, as applied.
 	shipped []*unstructured.Unstructured
 )
 
@@ -57,6 +57,9 @@ var _ = BeforeSuite(func() {
 	var err error
 	shipped, err = kustomizationObjects(filepath.Join(envhub.RepoRoot(), "config", "policies"))
 	Expect(err).NotTo(HaveOccurred())
+	validation, err := kustomizationObjects(filepath.Join(envhub.RepoRoot(), "config", "validation"))
+	Expect(err).NotTo(HaveOccurred())
+	shipped = append(shipped, validation...)
 	for _, obj := range shipped {
 		Expect(admin.Create(context.Background(), obj.DeepCopy())).To(Succeed(), "applying %s %s", obj.GetKind(), obj.GetName())
 	}

@@ -633,7 +633,8 @@ type SplitStatus struct {
 	ClustersNotListed int32 `json:"clustersNotListed,omitempty"`
 	// companions are the HorizontalPodAutoscalers and PodDisruptionBudgets of the template whose counts are
 	// apportioned by this division (spec.splitCompanions Apportion): each cluster gets them divided by its
-	// share, rounded as docs/overrides.md says.
+	// share, rounded as docs/overrides.md says. A PodDisruptionBudget over the pods of this and other workloads
+	// is listed too, with a message, as it is delivered unchanged.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=100
@@ -646,11 +647,18 @@ type SplitCompanion struct {
 	Kind string `json:"kind"`
 	// name of the manifest; it is in the workload's namespace.
 	Name string `json:"name"`
-	// fields are the fields apportioned per cluster, such as spec.minReplicas.
+	// fields are the fields apportioned per cluster, such as spec.minReplicas. Empty when the companion is
+	// delivered unchanged (see message).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=4
 	Fields []string `json:"fields,omitempty"`
+	// message says why a manifest that looks like a companion of this workload is delivered unchanged to
+	// every cluster instead, and what to do: a PodDisruptionBudget whose selector matches the pods of several
+	// workloads of the template. Empty when the companion is apportioned.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 }
 
 // ShareCount says how many clusters hold a given share.

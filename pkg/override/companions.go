@@ -40,8 +40,10 @@ type Companion struct {
 // CompanionProblem is an HPA or a PDB that looks like a companion of a split workload but is not apportioned.
 type CompanionProblem struct {
 	// Index is the manifest's position in the template.
-	Index   int
-	Message string
+	Index int
+	// Workloads are the indexes of the split workloads whose pods it covers.
+	Workloads []int
+	Message   string
 }
 
 // Companions finds, among the template's manifests, the companions of the split workloads: an apps/v1
@@ -61,10 +63,10 @@ func Companions(manifests []template.Manifest, splitFields map[int][]string) ([]
 				out = append(out, Companion{Index: c.Index, Workload: w, Kind: KindHorizontalPodAutoscaler})
 			}
 		case c.GVK.Group == "policy" && c.GVK.Kind == KindPodDisruptionBudget:
-			w, problem := pdbTarget(c, manifests, splitFields)
+			w, covered, problem := pdbTarget(c, manifests, splitFields)
 			switch {
 			case problem != "":
-				problems = append(problems, CompanionProblem{Index: c.Index, Message: c.ID() + ": " + problem})
+				problems = append(problems, CompanionProblem{Index: c.Index, Workloads: covered, Message: c.ID() + ": " + problem})
 			case w >= 0:
 				out = append(out, Companion{Index: c.Index, Workload: w, Kind: KindPodDisruptionBudget})
 			}
@@ -100,14 +102,15 @@ func hpaTarget(hpa template.Manifest, manifests []template.Manifest, splitFields
 	return 0, false
 }
 
-// pdbTarget is the split workload whose pods the PDB alone covers (-1 when none), or why it is not apportioned.
-func pdbTarget(pdb template.Manifest, manifests []template.Manifest, splitFields map[int][]string) (int, string) {
+// pdbTarget is the split workload whose pods the PDB alone covers (-1 when none), or why it is not apportioned
+// and the split workloads whose pods it covers.
+func pdbTarget(pdb template.Manifest, manifests []template.Manifest, splitFields map[int][]string) (int, []int, string) {
 	sel, err := pdbSelector(pdb)
 	if err != nil {
-		return -1, fmt.Sprintf("spec.selector: %v", err)
+		return -1, nil, fmt.Sprintf("spec.selector: %v", err)
 	}
 	var matched []template.Manifest
-	split := false
+	var split []int
 	for _, w := range manifests {
 		if w.Object.GetNamespace() != pdb.Object.GetNamespace() {
 			continue
@@ -118,20 +121,22 @@ func pdbTarget(pdb template.Manifest, manifests []template.Manifest, splitFields
 		}
 		if sel.Matches(labels.Set(podLabels)) {
 			matched = append(matched, w)
-			split = split || splitWorkload(w, splitFields)
+			if splitWorkload(w, splitFields) {
+				split = append(split, w.Index)
+			}
 		}
 	}
 	switch {
-	case !split:
-		return -1, ""
+	case len(split) == 0:
+		return -1, nil, ""
 	case len(matched) > 1:
 		ids := make([]string, len(matched))
 		for i, m := range matched {
 			ids[i] = m.ID()
 		}
-		return -1, fmt.Sprintf("its selector matches the pods of %d workloads (%v), so it is copied unchanged: give each split workload its own PodDisruptionBudget", len(matched), ids)
+		return -1, split, fmt.Sprintf("its selector matches the pods of %d workloads (%v), so it is copied unchanged: give each split workload its own PodDisruptionBudget", len(matched), ids)
 	}
-	return matched[0].Index, ""
+	return matched[0].Index, nil, ""
 }
 
 // pdbSelector is a PDB's selector: a missing one selects no pods; an empty one selects every pod in policy/v1

@@ -18,6 +18,7 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/split"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
@@ -120,8 +121,9 @@ func Compute(pmw *workv1alpha1.PlacementManifestWork, manifests []template.Manif
 	}
 	splitFields := SplitFieldsByIndex(strategies, manifests, in.Kinds)
 	var companions []override.Companion
+	var copiedCompanions []override.CompanionProblem
 	if pmw.Spec.SplitCompanions != workv1alpha1.SplitCompanionsCopy {
-		companions, _ = override.Companions(manifests, splitFields)
+		companions, copiedCompanions = override.Companions(manifests, splitFields)
 	}
 	// split holds, per manifest position, each cluster's split object when the manifests differ per cluster
 	// beyond their shares (companions, overrides); nil otherwise.
@@ -155,6 +157,7 @@ func Compute(pmw *workv1alpha1.PlacementManifestWork, manifests []template.Manif
 			return nil, err
 		}
 	}
+	addCompanionStatus(plan, manifests, companions, copiedCompanions)
 	if err := checkSize(plan, in.MaxManifestBytes); err != nil {
 		return nil, err
 	}
@@ -516,7 +519,6 @@ func perCluster(plan *Plan, manifests []template.Manifest, splitFields map[int][
 		}
 		totals[c.Workload] = total
 	}
-	addCompanionStatus(plan, manifests, companions)
 
 	type result struct {
 		manifests []workv1.Manifest
@@ -618,18 +620,25 @@ func position(manifests []template.Manifest, index int) int {
 }
 
 // addCompanionStatus names, on the split status of each workload's replicas, the companions apportioned by it
-// and the fields that change.
-func addCompanionStatus(plan *Plan, manifests []template.Manifest, companions []override.Companion) {
-	for _, c := range companions {
-		w, m := manifests[position(manifests, c.Workload)], manifests[position(manifests, c.Index)]
-		key := SplitKey(w, workv1alpha1.DefaultSplitFieldPath)
+// and the fields that change, and the would-be companions delivered unchanged (a PodDisruptionBudget over the
+// pods of several workloads) with why.
+func addCompanionStatus(plan *Plan, manifests []template.Manifest, companions []override.Companion, copied []override.CompanionProblem) {
+	add := func(workload int, c workv1alpha1.SplitCompanion) {
+		key := SplitKey(manifests[position(manifests, workload)], workv1alpha1.DefaultSplitFieldPath)
 		for i := range plan.Splits {
-			if plan.SplitKeys[i] != key {
-				continue
+			if plan.SplitKeys[i] == key {
+				plan.Splits[i].Companions = append(plan.Splits[i].Companions, c)
 			}
-			plan.Splits[i].Companions = append(plan.Splits[i].Companions, workv1alpha1.SplitCompanion{
-				Kind: c.Kind, Name: m.Object.GetName(), Fields: companionFields(m),
-			})
+		}
+	}
+	for _, c := range companions {
+		m := manifests[position(manifests, c.Index)]
+		add(c.Workload, workv1alpha1.SplitCompanion{Kind: c.Kind, Name: m.Object.GetName(), Fields: companionFields(m)})
+	}
+	for _, p := range copied {
+		m := manifests[position(manifests, p.Index)]
+		for _, w := range p.Workloads {
+			add(w, workv1alpha1.SplitCompanion{Kind: override.KindPodDisruptionBudget, Name: m.Object.GetName(), Message: interpreter.Truncate(p.Message)})
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -17,19 +16,6 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/parallel"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 )
-
-// sync brings the ManifestWorks to the desired state (planWrites) and records on obs what it wrote, conflicts
-// and write errors. It returns when time alone changes the outcome.
-func (r *PlacementManifestWorkReconciler) sync(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, obs *observation) time.Duration {
-	now := r.now()
-	// Kept in memory, not on the works: marking each leaving work would cost a write per cluster that leaves.
-	since := r.memory.leaving(manifestwork.Owner(pmw), leavingClusters(obs), now)
-	wp := planWrites(pmw, obs, since, now)
-	obs.rollout, obs.upToDate, obs.leaving = wp.rollout, wp.upToDate, wp.leaving
-	obs.writeErrors = append(obs.writeErrors, wp.buildErrors...)
-	r.apply(ctx, pmw, obs, wp.ops)
-	return wp.recheck
-}
 
 // apply runs the writes, at most MaxConcurrentWrites at once, and records on obs what it wrote, deleted,
 // conflicts and errors, and in memory the writes the cache must show before the next plan and the shares
@@ -68,11 +54,8 @@ func (r *PlacementManifestWorkReconciler) apply(ctx context.Context, pmw *workv1
 			return nil
 		}
 		var err error
-		result := o.desired
+		result := o.written(now)
 		operation := "create"
-		if o.templateChange {
-			result.Annotations[workv1alpha1.AnnotationUpdatedAt] = now.UTC().Format(time.RFC3339)
-		}
 		if o.existing == nil {
 			err = r.Create(ctx, result)
 			if apierrors.IsAlreadyExists(err) {
@@ -86,7 +69,6 @@ func (r *PlacementManifestWorkReconciler) apply(ctx context.Context, pmw *workv1
 			}
 		} else {
 			operation = "update"
-			result = manifestwork.Merge(o.existing, o.desired)
 			err = r.Update(ctx, result)
 		}
 		if err != nil {

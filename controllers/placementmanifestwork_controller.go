@@ -62,6 +62,10 @@ type PlacementManifestWorkReconciler struct {
 	memory memory
 	// interpreterCache compiles ResourceInterpreters once per generation (shared with their status controller).
 	interpreterCache *interpreter.Cache
+	// preview, when set, is what gather reads through instead of the cache (see Preview): a plain reader,
+	// without the cache's field indexes. gather then creates no Placement and does not wait for decisions to
+	// settle.
+	preview client.Reader
 }
 
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=placementmanifestworks,verbs=get;list;watch;patch
@@ -148,7 +152,8 @@ func (r *PlacementManifestWorkReconciler) gather(ctx context.Context, pmw *workv
 	if obs.undecided != "" {
 		log.V(1).Info("Keeping the delivered ManifestWorks until the Placement is decided", "why", obs.undecided)
 	}
-	if wait, why := r.decisionsSettling(key, obs); wait > 0 {
+	// A preview goes on with unsettled decisions (and says so), as the manager does once it has waited.
+	if wait, why := r.decisionsSettling(key, obs); wait > 0 && r.preview == nil {
 		// The Placement watch wakes this PlacementManifestWork when they settle; the requeue is a backstop.
 		log.V(1).Info("Waiting for the Placement's decisions to settle", "why", why)
 		return nil, wait, nil
@@ -191,19 +196,31 @@ func (r *PlacementManifestWorkReconciler) gather(ctx context.Context, pmw *workv
 	return obs, 0, nil
 }
 
-// desiredStateAndApply decides the desired state when the Placement is decided and the spec usable, from the
-// inputs and what the manager remembers, and brings the ManifestWorks to it. It returns when time alone changes
-// the outcome.
+// desiredStateAndApply decides the desired state and the writes it asks for (decide), and runs them. It returns
+// when time alone changes the outcome.
 func (r *PlacementManifestWorkReconciler) desiredStateAndApply(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, obs *observation) (time.Duration, error) {
+	wp, recheck, err := r.decide(ctx, pmw, obs)
+	if err != nil || wp == nil {
+		return recheck, err
+	}
+	r.apply(ctx, pmw, obs, wp.ops)
+	return minPositive(recheck, wp.recheck), nil
+}
+
+// decide decides the desired state when the Placement is decided and the spec usable, from the inputs and what
+// the manager remembers, and the writes it asks for (planWrites); nil when there are none to plan (undecided,
+// invalid). It writes nothing to the hub, only to memory, so Preview runs it too. It returns when time alone
+// changes the desired state.
+func (r *PlacementManifestWorkReconciler) decide(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, obs *observation) (*writePlan, time.Duration, error) {
 	if !obs.decided() || obs.invalid != nil {
-		return 0, nil
+		return nil, 0, nil
 	}
 	key := manifestwork.Owner(pmw)
 	mem := remembered{failover: r.memory.failoverStates(key, &pmw.Status)}
 	mem.delivered, mem.deliveredKnown = r.memory.deliveredShares(key)
 	d, invalid, recheck, err := desiredState(pmw, &obs.inputs, mem, r.now())
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	obs.desired = d
 	if d.failoverEvaluated {
@@ -214,9 +231,15 @@ func (r *PlacementManifestWorkReconciler) desiredStateAndApply(ctx context.Conte
 	}
 	if invalid != nil {
 		obs.invalid = invalid
-		return recheck, nil
+		return nil, recheck, nil
 	}
-	return minPositive(recheck, r.sync(ctx, pmw, obs)), nil
+	now := r.now()
+	// Kept in memory, not on the works: marking each leaving work would cost a write per cluster that leaves.
+	since := r.memory.leaving(key, leavingClusters(obs), now)
+	wp := planWrites(pmw, obs, since, now)
+	obs.rollout, obs.upToDate, obs.leaving = wp.rollout, wp.upToDate, wp.leaving
+	obs.writeErrors = append(obs.writeErrors, wp.buildErrors...)
+	return &wp, recheck, nil
 }
 
 // statusChange is a status this reconcile stored, with the one it replaced on the API server.

@@ -33,7 +33,7 @@ func (r *PlacementManifestWorkReconciler) ownedWorks(ctx context.Context, pmw *w
 	list := &workv1.ManifestWorkList{}
 	// The works are only read (an update writes a copy), so the cache's objects are not copied: at thousands of
 	// clusters the copies would dominate each reconcile.
-	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy, client.MatchingLabels{
+	if err := r.reader().List(ctx, list, client.UnsafeDisableDeepCopy, client.MatchingLabels{
 		workv1alpha1.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
 	}); err != nil {
 		return nil, fmt.Errorf("listing ManifestWorks: %w", err)
@@ -48,13 +48,21 @@ func (r *PlacementManifestWorkReconciler) ownedWorks(ctx context.Context, pmw *w
 	return owned, nil
 }
 
+// reader is what gather reads through: the manager's cache, or a preview's reader.
+func (r *PlacementManifestWorkReconciler) reader() client.Reader {
+	if r.preview != nil {
+		return r.preview
+	}
+	return r.Client
+}
+
 // resolvePlacement finds the Placement, creating it when the PlacementManifestWork names none, and collects
 // its decided clusters.
 func (r *PlacementManifestWorkReconciler) resolvePlacement(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, obs *observation) error {
 	placement := &clusterv1beta1.Placement{}
-	err := r.Get(ctx, types.NamespacedName{Namespace: pmw.Namespace, Name: obs.placementName}, placement)
+	err := r.reader().Get(ctx, types.NamespacedName{Namespace: pmw.Namespace, Name: obs.placementName}, placement)
 	switch {
-	case apierrors.IsNotFound(err) && pmw.Spec.PlacementRef == nil:
+	case apierrors.IsNotFound(err) && pmw.Spec.PlacementRef == nil && r.preview == nil: // a preview creates nothing
 		if placement, err = r.createPlacement(ctx, pmw); err != nil {
 			return err
 		}
@@ -67,7 +75,7 @@ func (r *PlacementManifestWorkReconciler) resolvePlacement(ctx context.Context, 
 	obs.placement = placement
 
 	decisions := &clusterv1beta1.PlacementDecisionList{}
-	if err := r.List(ctx, decisions, client.InNamespace(pmw.Namespace),
+	if err := r.reader().List(ctx, decisions, client.InNamespace(pmw.Namespace),
 		client.MatchingLabels{clusterv1beta1.PlacementLabel: obs.placementName}); err != nil {
 		return fmt.Errorf("listing PlacementDecisions: %w", err)
 	}
@@ -208,7 +216,7 @@ func (r *PlacementManifestWorkReconciler) clusterFacts(ctx context.Context, clus
 	out := make(map[string]override.Cluster, len(clusters))
 	for _, c := range clusters {
 		mc := &clusterv1.ManagedCluster{}
-		if err := r.Get(ctx, types.NamespacedName{Name: c}, mc); err != nil {
+		if err := r.reader().Get(ctx, types.NamespacedName{Name: c}, mc); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue
 			}
@@ -249,7 +257,7 @@ func (r *PlacementManifestWorkReconciler) scores(ctx context.Context, src workv1
 	var next time.Duration
 	for _, c := range clusters {
 		score := &clusterv1alpha1.AddOnPlacementScore{}
-		if err := r.Get(ctx, types.NamespacedName{Namespace: c, Name: src.ResourceName}, score); err != nil {
+		if err := r.reader().Get(ctx, types.NamespacedName{Namespace: c, Name: src.ResourceName}, score); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue
 			}
@@ -290,7 +298,11 @@ func ownedShares(owned map[string]*workv1.ManifestWork) map[string]map[string]in
 // decides clusters that exist, so its absence is a deletion in progress, reported through its work instead.
 func (r *PlacementManifestWorkReconciler) unavailableClusters(ctx context.Context) (map[string]string, error) {
 	list := &clusterv1.ManagedClusterList{}
-	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy, client.MatchingFields{IndexUnavailable: "true"}); err != nil {
+	opts := []client.ListOption{client.UnsafeDisableDeepCopy}
+	if r.preview == nil { // a preview's plain reader has no field index: it lists them all, filtered below
+		opts = append(opts, client.MatchingFields{IndexUnavailable: "true"})
+	}
+	if err := r.reader().List(ctx, list, opts...); err != nil {
 		return nil, fmt.Errorf("listing unavailable ManagedClusters: %w", err)
 	}
 	out := map[string]string{}

@@ -22,9 +22,24 @@ type writeOp struct {
 	delete         bool
 }
 
+// written is the ManifestWork a create or update sends: the desired work, or for an update the existing one
+// carrying the desired spec, labels and annotations (manifestwork.Merge), with updatedAt set to now when the
+// write brings a new template (on o.desired too, which an adopted create writes).
+func (o writeOp) written(now time.Time) *workv1.ManifestWork {
+	if o.templateChange {
+		o.desired.Annotations[workv1alpha1.AnnotationUpdatedAt] = now.UTC().Format(time.RFC3339)
+	}
+	if o.existing == nil {
+		return o.desired
+	}
+	return manifestwork.Merge(o.existing, o.desired)
+}
+
 // writePlan is what the desired state asks of the ManifestWorks.
 type writePlan struct {
 	ops []writeOp
+	// desired are the works built for the decided clusters, written or not (Preview shows them all).
+	desired map[string]*workv1.ManifestWork
 	// upToDate are the decided clusters whose work carries the current template.
 	upToDate map[string]bool
 	rollout  rolloutPlan
@@ -84,6 +99,7 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 		w.Annotations[workv1alpha1.AnnotationTemplateHash] = obs.clusterTemplateHash(cluster)
 		desired[cluster] = w
 	}
+	wp.desired = desired
 	wp.rollout = planRollout(pmw, obs, obs.current)
 	wp.rollout.completion = completion
 	wp.recheck = minPositive(wp.rollout.recheck, completion.recheck)

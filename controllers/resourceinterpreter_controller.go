@@ -117,7 +117,7 @@ func setupInterpreters(mgr ctrl.Manager, cache *interpreter.Cache) error {
 func (r *PlacementManifestWorkReconciler) interpreters(ctx context.Context) (*health.Interpreters, error) {
 	list := &workv1alpha1.ResourceInterpreterList{}
 	// Read only, on every reconcile: the cache's objects are not copied (compiling copies what it keeps).
-	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.reader().List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing ResourceInterpreters: %w", err)
 	}
 	if len(list.Items) == 0 {

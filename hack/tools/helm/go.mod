@@ -1,5 +1,7 @@
 // Module helm builds the helm CLI (helm.sh/helm/v3/cmd/helm) that lints and renders charts/placement-manifestwork
-// in test/deploy. It is a separate module so the main module does not inherit helm's large dependency graph.
+// in test/deploy and runs kubectl-pmw as its post-renderer in test/e2e. The main module uses helm's SDK too
+// (pkg/bundle, for kubectl pmw render); this module pins the CLI's build on its own, with the same version, so
+// the CLI's build flags and cache stay apart from the main module's.
 //
 // v3.20.x is the newest helm line whose go.mod asks for Go 1.25 (v3.21 and later need Go 1.26) and it builds
 // against k8s.io v0.35, the hub's version. helm v3's go.mod has no replace directives; should a later version add

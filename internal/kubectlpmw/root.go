@@ -70,9 +70,9 @@ See docs/cli.md.`,
 		return usageError("%v; see '%s --help'", err, c.CommandPath())
 	})
 	root.AddCommand(
-		// TODO(bundle) newWrapCommand(s),
-		// TODO(bundle) newRenderCommand(s),
-		// TODO(preview) newPlanCommand(s),
+		newWrapCommand(s),
+		newRenderCommand(s),
+		newPlanCommand(s),
 		newStatusCommand(s),
 		newVersionCommand(s),
 	)

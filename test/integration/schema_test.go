@@ -510,7 +510,7 @@ const schemaBaseStatus = `{
   "splits": [{"name": "web", "namespace": "default", "group": "", "kind": "ConfigMap", "fieldPath": ".data.n",
     "total": 3, "placed": 3, "unplaced": 0, "failedOver": 0, "shares": [{"share": 3, "clusters": 1}],
     "clusters": [{"cluster": "c1", "share": 3}], "clustersNotListed": 0,
-    "companions": [{"kind": "HorizontalPodAutoscaler", "name": "web", "fields": ["spec.minReplicas"]}]}],
+    "companions": [{"kind": "HorizontalPodAutoscaler", "name": "web", "fields": ["spec.minReplicas"], "message": "m"}]}],
   "manifests": [{"name": "web", "namespace": "default", "group": "", "kind": "ConfigMap", "healthy": 1, "progressing": 0,
     "degraded": 0, "feedback": [{"name": "n", "value": 3, "clusters": 1}],
     "aggregated": [{"name": "n", "operation": "Count", "value": 3, "counts": [{"value": "3", "clusters": 1}], "clusters": 1}]}],

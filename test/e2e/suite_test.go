@@ -50,6 +50,8 @@ const (
 
 var (
 	stk *stack.Stack
+	// bins are the binaries the stack runs, and helm and kubectl-pmw for the scenarios that run them.
+	bins stack.Binaries
 	hub client.Client
 	// clusters are the spokes' names, cluster1..cluster3.
 	clusters []string
@@ -66,7 +68,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	buildCtx, cancel := context.WithTimeout(ctx, buildTimeout)
 	defer cancel()
-	bins, err := stack.BuildBinaries(buildCtx, envhub.RepoRoot(), GinkgoWriter)
+	var err error
+	bins, err = stack.BuildBinaries(buildCtx, envhub.RepoRoot(), GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
 
 	startCtx, cancel := context.WithTimeout(ctx, startTimeout)

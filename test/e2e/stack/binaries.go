@@ -22,6 +22,10 @@ type Binaries struct {
 	KwokDir string
 	// Manager is the PlacementManifestWork manager built from ./cmd of this checkout.
 	Manager string
+	// HelmDir holds helm (hack/helm-binary.sh), which the Helm post-renderer scenario runs.
+	HelmDir string
+	// Plugin is the kubectl plugin built from ./cmd/kubectl-pmw of this checkout.
+	Plugin string
 }
 
 // BuildBinaries builds what is missing and returns where everything is. The scripts cache their builds under
@@ -39,15 +43,21 @@ func BuildBinaries(ctx context.Context, root string, progress io.Writer) (Binari
 	if b.KwokDir, err = runScript(ctx, root, progress, "hack/kwok-binary.sh"); err != nil {
 		return b, err
 	}
+	if b.HelmDir, err = runScript(ctx, root, progress, "hack/helm-binary.sh"); err != nil {
+		return b, err
+	}
 	// bin/e2e/, not bin/manager, so a `make build` running alongside is not overwritten half-way.
 	b.Manager = filepath.Join(root, "bin", "e2e", "manager")
 	// Plain flags (no -trimpath, no CGO_ENABLED=0, unlike `make build`): the packages are then the ones go test
 	// has just compiled for the suite, so even on a cold Go cache this takes seconds instead of minutes.
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", b.Manager, "./cmd")
-	cmd.Dir = root
-	cmd.Stdout, cmd.Stderr = progress, progress
-	if err := cmd.Run(); err != nil {
-		return b, fmt.Errorf("building the manager: %w", err)
+	b.Plugin = filepath.Join(root, "bin", "e2e", "kubectl-pmw")
+	for _, build := range []struct{ out, pkg, what string }{{b.Manager, "./cmd", "the manager"}, {b.Plugin, "./cmd/kubectl-pmw", "kubectl-pmw"}} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", build.out, build.pkg)
+		cmd.Dir = root
+		cmd.Stdout, cmd.Stderr = progress, progress
+		if err := cmd.Run(); err != nil {
+			return b, fmt.Errorf("building %s: %w", build.what, err)
+		}
 	}
 	return b, nil
 }

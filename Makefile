@@ -62,9 +62,32 @@ test-e2e: ## Run the end-to-end suite: a real OCM hub and three spokes, all loca
 
 ##@ Build
 
+# VERSION stamps kubectl-pmw (kubectl pmw version) and names the krew manifest's archives.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+PLUGIN_LDFLAGS = -s -w -X $(shell go list -m)/internal/kubectlpmw.version=$(VERSION)
+# PREFIX, when set, makes install-plugin copy kubectl-pmw to $(PREFIX)/bin.
+PREFIX ?=
+
 .PHONY: build
-build: ## Build the manager binary.
+build: ## Build the manager and the kubectl plugin: bin/manager and bin/kubectl-pmw.
 	CGO_ENABLED=0 go build -trimpath -o bin/manager ./cmd
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(PLUGIN_LDFLAGS)" -o bin/kubectl-pmw ./cmd/kubectl-pmw
+
+.PHONY: install-plugin
+install-plugin: ## Build kubectl-pmw and copy it, with kubectl_complete-pmw for kubectl's completion, to $(PREFIX)/bin, else $GOBIN, else ~/.local/bin when it exists, else $(go env GOPATH)/bin.
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(PLUGIN_LDFLAGS)" -o bin/kubectl-pmw ./cmd/kubectl-pmw
+	if [[ -n "$(PREFIX)" ]]; then dir="$(PREFIX)/bin"; \
+	elif [[ -n "$$(go env GOBIN)" ]]; then dir="$$(go env GOBIN)"; \
+	elif [[ -d "$$HOME/.local/bin" ]]; then dir="$$HOME/.local/bin"; \
+	else dir="$$(go env GOPATH)/bin"; fi; \
+	mkdir -p "$$dir" && install -m 0755 bin/kubectl-pmw "$$dir/kubectl-pmw" && \
+	printf '#!/bin/sh\n# kubectl (1.26+) completes `kubectl pmw ...` through this.\nexec kubectl-pmw __complete "$$@"\n' >"$$dir/kubectl_complete-pmw" && \
+	chmod 0755 "$$dir/kubectl_complete-pmw" && echo "installed $$dir/kubectl-pmw and $$dir/kubectl_complete-pmw" && \
+	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "$$dir is not on your PATH: add it, so that kubectl finds the plugin" ;; esac
+
+.PHONY: krew-manifest
+krew-manifest: ## Build kubectl-pmw's release archives for every platform into bin/krew/ and write the krew manifest bin/krew/pmw.yaml (VERSION=v0.1.0; KREW_BASE_URL= where the archives are uploaded, the GitHub release by default).
+	hack/krew-manifest.sh "$(VERSION)" $(KREW_BASE_URL)
 
 .PHONY: run
 run: ## Run the manager against the hub of the current kubeconfig.

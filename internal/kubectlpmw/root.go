@@ -6,6 +6,7 @@ package kubectlpmw
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -98,7 +99,7 @@ func Execute(ctx context.Context, args []string, s *Streams) int {
 	root := NewRootCommand(s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	if err != nil && err != errNotReady { //nolint:errorlint // errNotReady is a sentinel returned as is
+	if err != nil && !errors.Is(err, errNotReady) {
 		fmt.Fprintf(s.Err, "Error: %s\n", oneLine(err.Error()))
 	}
 	return ExitCode(err)

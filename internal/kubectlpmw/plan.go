@@ -18,7 +18,7 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/bundle"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/bundle"
 )
 
 func newPlanCommand(s *Streams) *cobra.Command {

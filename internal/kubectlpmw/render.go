@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/bundle"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/bundle"
 )
 
 // helmOnly are the flags of render that only --helm uses.

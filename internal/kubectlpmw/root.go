@@ -1,5 +1,5 @@
 // Package kubectlpmw is the kubectl plugin kubectl-pmw (cmd/kubectl-pmw): cobra commands that turn manifests,
-// Helm charts and kustomize folders into a PlacementManifestWork (wrap, render, over pkg/bundle), preview what
+// Helm charts and kustomize folders into a PlacementManifestWork (wrap, render, over internal/bundle), preview what
 // the manager would do with one (plan, over controllers.Preview) and show where one stands (status). docs/cli.md
 // is its user documentation.
 package kubectlpmw

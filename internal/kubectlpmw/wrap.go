@@ -15,7 +15,7 @@ import (
 	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/bundle"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/bundle"
 )
 
 // wrapFlags are the flags of wrap and render that say what goes around the manifests (bundle.Options), and the

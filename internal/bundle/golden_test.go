@@ -34,10 +34,10 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./pkg/bundle/ -update to write it)", err)
+		t.Fatalf("%v (run go test ./internal/bundle/ -update to write it)", err)
 	}
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got; go test ./pkg/bundle/ -update rewrites it):\n%s", path, diff)
+		t.Errorf("%s differs (-want +got; go test ./internal/bundle/ -update rewrites it):\n%s", path, diff)
 	}
 }
 

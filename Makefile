@@ -58,6 +58,7 @@ test-e2e: ## Run the end-to-end suite: a real OCM hub and three spokes, all loca
 	hack/kube-binaries.sh --all >/dev/null
 	hack/ocm-binaries.sh >/dev/null
 	hack/kwok-binary.sh >/dev/null
+	hack/helm-binary.sh >/dev/null
 	go test ./test/e2e/... -tags e2e -v -timeout 30m
 
 ##@ Build

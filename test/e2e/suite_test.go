@@ -52,7 +52,7 @@ var (
 	stk *stack.Stack
 	// bins are the binaries the stack runs, and helm and kubectl-pmw for the scenarios that run them.
 	bins stack.Binaries
-	hub client.Client
+	hub  client.Client
 	// clusters are the spokes' names, cluster1..cluster3.
 	clusters []string
 	// specFailed keeps the run's folder for its logs.

@@ -102,6 +102,9 @@ func splitStrategies(ms []*unstructured.Unstructured, hints []string, all bool) 
 			return nil, nil, fmt.Errorf("split %q names %d manifests (%s); add the namespace or group, as Kind/namespace/name or Kind.group/name", s, len(found), strings.Join(ids, ", "))
 		}
 		m := ms[found[0]]
+		if !isWorkload(m) && kubernetesGroup(m.GroupVersionKind().Group) && m.GetKind() != "CronJob" {
+			return nil, nil, fmt.Errorf("split %q: %s is not a workload and has no replicas to divide; split a Deployment, StatefulSet, ReplicaSet or Job, or drop the split", s, objectID(m))
+		}
 		if err := checkSplitField(m); err != nil {
 			return nil, nil, fmt.Errorf("split %q: %s: %v; set it to the total to divide, or drop the split", s, objectID(m), err)
 		}
@@ -153,14 +156,22 @@ func isWorkload(m *unstructured.Unstructured) bool {
 	return false
 }
 
-// checkSplitField checks that a manifest of a kind the manager knows has the replica field it would divide.
-// Other kinds are not checked: a ResourceInterpreter on the hub may name other fields.
+// checkSplitField checks that a manifest of a kind the manager knows, or of one of Kubernetes' own API groups,
+// has the replica field it would divide: the kind's own (a Job's .spec.parallelism), else .spec.replicas, which
+// a Service or a ConfigMap does not have. Other kinds are not checked: a ResourceInterpreter on the hub may name
+// other fields.
 func checkSplitField(m *unstructured.Unstructured) error {
-	b := health.Builtin(m.GroupVersionKind().GroupKind())
-	if b == nil {
+	gk := m.GroupVersionKind().GroupKind()
+	var paths []string
+	if b := health.Builtin(gk); b != nil {
+		paths = b.ReplicaPaths()
+	} else if !kubernetesGroup(gk.Group) {
 		return nil
 	}
-	for _, path := range b.ReplicaPaths() {
+	if len(paths) == 0 {
+		paths = []string{workv1alpha1.DefaultSplitFieldPath}
+	}
+	for _, path := range paths {
 		if _, err := template.IntField(m, path); err != nil {
 			return err
 		}
@@ -192,4 +203,14 @@ func nearby(ms []*unstructured.Unstructured, h splitHint) string {
 		list = append(list[:5], "...")
 	}
 	return what + ": " + strings.Join(list, ", ")
+}
+
+// kubernetesGroup reports whether group is one of Kubernetes' own API groups (the core group, the unsuffixed
+// ones and *.k8s.io), whose kinds no ResourceInterpreter gives a replica field.
+func kubernetesGroup(group string) bool {
+	switch group {
+	case "", "apps", "batch", "policy", "autoscaling":
+		return true
+	}
+	return strings.HasSuffix(group, ".k8s.io")
 }

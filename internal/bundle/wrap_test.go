@@ -198,6 +198,8 @@ func TestWrapSplits(t *testing.T) {
 			wantErr: `split "Deployment//web": name one manifest as Kind/name, Kind.group/name or Kind/namespace/name (Deployment/web)`},
 		"a workload without replicas": {splits: []string{"Deployment/autoscaled"},
 			wantErr: `split "Deployment/autoscaled": Deployment.apps a/autoscaled: .spec.replicas is not set; set it to the total to divide, or drop the split`},
+		"a Service": {splits: []string{"Service/web"},
+			wantErr: `split "Service/web": Service a/web is not a workload and has no replicas to divide; split a Deployment, StatefulSet, ReplicaSet or Job, or drop the split`},
 		"a Job without parallelism": {splits: []string{"Job/once"},
 			wantErr: `split "Job/once": Job.batch a/once: .spec.parallelism is not set; set it to the total to divide, or drop the split`},
 		"every workload": {all: true, splits: []string{"Web/web"},

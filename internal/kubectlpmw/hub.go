@@ -3,6 +3,7 @@ package kubectlpmw
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -47,7 +48,7 @@ func (f *hubFlags) connect() (*hub, error) {
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 	cfg, err := loader.ClientConfig()
 	if err != nil {
-		return nil, hubError(fmt.Errorf("no usable kubeconfig for the hub: %w; pass --kubeconfig or set KUBECONFIG", err))
+		return nil, hubError(kubeconfigError(f.kubeconfig, err))
 	}
 	ns, _, err := loader.Namespace()
 	if err != nil {
@@ -88,4 +89,18 @@ func apiMessage(err error) string {
 		return status.Status().Message
 	}
 	return err.Error()
+}
+
+// kubeconfigError says why no kubeconfig could be used, and what to do, without clientcmd's advice to set
+// KUBERNETES_MASTER.
+func kubeconfigError(explicit string, err error) error {
+	env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar)
+	switch {
+	case !clientcmd.IsEmptyConfig(err):
+		return fmt.Errorf("no usable kubeconfig for the hub: %w; check --kubeconfig, KUBECONFIG and --context", err)
+	case explicit == "" && env != "":
+		return fmt.Errorf("no kubeconfig for the hub: KUBECONFIG is %s, and none of its files holds a configuration (missing?); fix it or pass --kubeconfig", env)
+	default:
+		return errors.New("no kubeconfig for the hub: none at --kubeconfig, KUBECONFIG or ~/.kube/config; pass --kubeconfig or set KUBECONFIG")
+	}
 }

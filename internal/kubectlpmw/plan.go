@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -99,8 +100,14 @@ cannot be reached, lacks the CRD, or you may not read what the plan needs.`,
 			if err := res.Print(&buf, output); err != nil {
 				return err
 			}
-			_, err = s.Out.Write(buf.Bytes())
-			return err
+			if _, err := s.Out.Write(buf.Bytes()); err != nil {
+				return err
+			}
+			if res.Invalid != nil {
+				// The plan is printed; the exit code tells a script that the manager would refuse the spec.
+				return usageError("the manager would write nothing for this PlacementManifestWork: %s: %s", res.Invalid.Reason, res.Invalid.Message)
+			}
+			return nil
 		},
 	}
 	fs := cmd.Flags()
@@ -133,7 +140,18 @@ func readPMWFile(s *Streams, file string) (*unstructured.Unstructured, error) {
 	}
 	gvk := workv1alpha1.GroupVersion.WithKind("PlacementManifestWork")
 	if len(objs) != 1 || objs[0].GroupVersionKind() != gvk {
-		return nil, usageError("%s: holds %d objects; plan takes exactly one %s (%s)", file, len(objs), gvk.Kind, gvk.GroupVersion())
+		held := "nothing"
+		if len(objs) > 0 {
+			kinds := make([]string, 0, len(objs))
+			for _, o := range objs {
+				kinds = append(kinds, o.GetKind()+" "+o.GetName())
+			}
+			if len(kinds) > 5 {
+				kinds = append(kinds[:5], fmt.Sprintf("and %d more", len(kinds)-5))
+			}
+			held = strings.Join(kinds, ", ")
+		}
+		return nil, usageError("%s holds %s; plan takes exactly one %s (%s): make one with kubectl pmw wrap or render", file, held, gvk.Kind, gvk.GroupVersion())
 	}
 	if objs[0].GetName() == "" {
 		return nil, usageError("%s: the PlacementManifestWork has no metadata.name", file)
@@ -188,6 +206,9 @@ func previewError(h *hub, err error) error {
 		netErr net.Error
 	)
 	switch {
+	case apierrors.IsForbidden(err):
+		return hubError(fmt.Errorf("%w; plan reads the hub as the manager does (ManifestWorks in the clusters' namespaces, ManagedClusters, Placements, "+
+			"PlacementDecisions, AddOnPlacementScores, ResourceInterpreters): ask your hub admin for the read-only ClusterRole of docs/cli.md#plan", err))
 	case meta.IsNoMatchError(err), errors.As(err, &status):
 		return hubError(err)
 	case errors.As(err, &urlErr), errors.As(err, &netErr):

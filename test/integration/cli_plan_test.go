@@ -15,7 +15,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/kubectlpmw"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/yamlobjects"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
@@ -119,5 +121,39 @@ var _ = Describe("kubectl pmw plan", func() {
 		Expect(code).To(Equal(kubectlpmw.ExitHub), "stdout: %s\nstderr: %s", stdout, stderr)
 		Expect(stdout).To(BeEmpty())
 		Expect(stderr).To(ContainSubstring("Error: forbidden"))
+		Expect(stderr).To(ContainSubstring("ask your hub admin for the read-only ClusterRole of docs/cli.md#plan"))
+
+		// With the shipped planner ClusterRole bound, the same reader plans it.
+		roles, err := yamlobjects.ReadFile(filepath.Join(envhub.RepoRoot(), "config", "rbac", "planner_clusterrole.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(roles).To(HaveLen(1))
+		planner := roles[0]
+		planner.SetName(planner.GetName() + "-" + ns)
+		Expect(k8s.Create(ctx, planner)).To(Succeed())
+		Expect(k8s.Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: planner.GetName()},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: planner.GetName()},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: reader}},
+		})).To(Succeed())
+		Eventually(func(g Gomega) {
+			stdout, stderr, code := run("plan", "-f", path, "--kubeconfig", kubeconfig(reader))
+			g.Expect(code).To(Equal(kubectlpmw.ExitOK), "stdout: %s\nstderr: %s", stdout, stderr)
+			g.Expect(stdout).To(ContainSubstring("ManifestWorks: create 1\n"))
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("prints the plan of a spec the manager would refuse, and exits 1", func() {
+		clusters := fw.NewClusters(1)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		admin := kubeconfig("plan-admin-"+ns, "system:masters")
+		svc := framework.MakePMW("svc", ns).Placement("p").
+			Manifest(map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "web", "namespace": "default"},
+				"spec": map[string]any{"ports": []any{map[string]any{"port": 80}}}}).
+			Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default", Kind: "Service", Type: workv1alpha1.DistributionSplit,
+				Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}}).Obj()
+		stdout, stderr, code := run("plan", "-f", file(svc), "--kubeconfig", admin)
+		Expect(code).To(Equal(kubectlpmw.ExitUsage), "stdout: %s\nstderr: %s", stdout, stderr)
+		Expect(stdout).To(ContainSubstring("InvalidSplitField"))
+		Expect(stderr).To(HavePrefix("Error: the manager would write nothing for this PlacementManifestWork: InvalidSplitField: cannot split Service"))
 	})
 })

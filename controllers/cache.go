@@ -1,8 +1,10 @@
 package controllers
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	toolscache "k8s.io/client-go/tools/cache"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -14,8 +16,8 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter/webhook"
 )
 
-// CacheOptions restricts the manager's ManifestWork cache to the works PlacementManifestWorks own, so memory
-// follows this manager's works, not every ManifestWork on the hub, and drops what the manager never reads from
+// CacheOptions restricts the manager's ManifestWork and ControllerRevision caches to the objects
+// PlacementManifestWorks own, so memory follows this manager's works, not every ManifestWork on the hub, and drops what the manager never reads from
 // a cached object: managedFields (about a tenth of the cache at thousands of clusters), a work's manifests,
 // which can reach hundreds of KiB per work (whether a work needs writing is decided by its spec-hash
 // annotation, and a write always carries the whole desired spec), and all of a ManagedCluster but its labels,
@@ -36,6 +38,18 @@ func CacheOptions() cache.Options {
 				if mc, ok := o.(*clusterv1.ManagedCluster); ok {
 					mc.Spec = clusterv1.ManagedClusterSpec{}
 					mc.Status = clusterv1.ManagedClusterStatus{Conditions: mc.Status.Conditions, ClusterClaims: mc.Status.ClusterClaims}
+				}
+				return stripManagedFields(o)
+			},
+		},
+		// The PlacementManifestWorks' own ControllerRevisions, not the StatefulSets' and DaemonSets' of the hub,
+		// without their data (a copy of the template each): the manager compares names and numbers only, and
+		// patches what it changes (the data is immutable).
+		&appsv1.ControllerRevision{}: {
+			Label: labels.NewSelector().Add(*owned),
+			Transform: func(o any) (any, error) {
+				if cr, ok := o.(*appsv1.ControllerRevision); ok {
+					cr.Data = runtime.RawExtension{}
 				}
 				return stripManagedFields(o)
 			},

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,6 +28,7 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/revision"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
 
@@ -77,6 +79,7 @@ type PlacementManifestWorkReconciler struct {
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclusters,verbs=list;watch
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=addonplacementscores,verbs=list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch;create;patch;delete
 
 // Reconcile brings one PlacementManifestWork's ManifestWorks and status in line with its spec and placement.
 func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -129,6 +132,9 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 		return ctrl.Result{RequeueAfter: retry}, err
 	}
 	r.recordStored(pmw, obs, stored)
+	if obs.revisionError != nil {
+		return ctrl.Result{}, obs.revisionError
+	}
 	if len(obs.writeErrors) > 0 {
 		return ctrl.Result{}, fmt.Errorf("writing ManifestWorks: %w", errors.Join(obs.writeErrors...))
 	}
@@ -192,6 +198,13 @@ func (r *PlacementManifestWorkReconciler) gather(ctx context.Context, pmw *workv
 			return nil, 0, err
 		}
 		obs.planInput.Overrides = obs.overrides
+		// A preview writes no revision, so it does not read them (its user may not be allowed to).
+		if r.preview == nil {
+			if obs.revisions, err = r.ownedRevisions(ctx, pmw); err != nil {
+				return nil, 0, err
+			}
+			obs.revisionsKnown = true
+		}
 	}
 	return obs, 0, nil
 }
@@ -202,6 +215,9 @@ func (r *PlacementManifestWorkReconciler) desiredStateAndApply(ctx context.Conte
 	wp, recheck, err := r.decide(ctx, pmw, obs)
 	if err != nil || wp == nil {
 		return recheck, err
+	}
+	if obs.revisionPlan != nil {
+		obs.revisionError = r.applyRevisions(ctx, pmw, obs.revisionPlan)
 	}
 	r.apply(ctx, pmw, obs, wp.ops)
 	return minPositive(recheck, wp.recheck), nil
@@ -239,6 +255,11 @@ func (r *PlacementManifestWorkReconciler) decide(ctx context.Context, pmw *workv
 	wp := planWrites(pmw, obs, since, now)
 	obs.rollout, obs.upToDate, obs.leaving = wp.rollout, wp.upToDate, wp.leaving
 	obs.writeErrors = append(obs.writeErrors, wp.buildErrors...)
+	if obs.revisionsKnown {
+		if obs.revisionPlan, err = planRevisions(pmw, &obs.inputs, &obs.desired); err != nil {
+			return nil, 0, err
+		}
+	}
 	return &wp, recheck, nil
 }
 
@@ -362,6 +383,10 @@ type inputs struct {
 	// overrides are spec.overrides, compiled once per generation and checked against the template; nil
 	// without overrides. The cluster facts they read are in planInput.ClusterFacts.
 	overrides *override.Set
+	// revisions are the PlacementManifestWork's ControllerRevisions, read (revisionsKnown) when the desired
+	// state is computed, except by a preview.
+	revisions      []*appsv1.ControllerRevision
+	revisionsKnown bool
 }
 
 // desired is the desired state decided from the inputs.
@@ -390,6 +415,9 @@ type desired struct {
 	leaving int32
 	// sharesDropped is set when the works' shares annotations, read after a restart, did not match the status.
 	sharesDropped bool
+	// revisionPlan is what the ControllerRevisions need for the current template (see planRevisions); nil
+	// when the revisions were not read.
+	revisionPlan *revision.Plan
 }
 
 // outcome is what apply's writes did.
@@ -401,6 +429,8 @@ type outcome struct {
 	// conflicts are clusters whose namespace holds a foreign ManifestWork with the name this one would use.
 	conflicts   []string
 	writeErrors []error
+	// revisionError is why writing the ControllerRevisions failed; status.currentRevision then stays as it was.
+	revisionError error
 	// failedClusters are the clusters whose writes failed, sorted.
 	failedClusters []string
 }

@@ -111,6 +111,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	} else {
 		setCondition(&st, pmw, rolloutUnknown(&obs.inputs))
 	}
+	revisionStatus(&st, obs, rollout)
 	ready, reconciling, stalled := readiness(obs, st.PlacedManifestWorkSummary, rollout)
 	if ready.Reason == workv1alpha1.ReasonClustersDegraded && len(st.UnhealthyClusters) > 0 && st.UnhealthyClusters[0].State == workv1alpha1.ClusterDegraded {
 		// The first degraded cluster's reason in the condition itself, for tools that show conditions only

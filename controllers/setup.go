@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
@@ -57,6 +58,8 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("placementmanifestwork").
 		For(&workv1alpha1.PlacementManifestWork{}, builder.WithPredicates(specOrDeletionChanged())).
+		// Its revisions: one deleted by someone is written again.
+		Owns(&appsv1.ControllerRevision{}).
 		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.byPlacement)).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.byDecision)).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(byOwnerAnnotation)).

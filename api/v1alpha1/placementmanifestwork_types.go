@@ -123,6 +123,14 @@ type PlacementManifestWorkSpec struct {
 	// +optional
 	SplitCompanions SplitCompanionsMode `json:"splitCompanions,omitempty"`
 
+	// revisionHistoryLimit is how many earlier revisions of the template are kept as ControllerRevisions
+	// besides the current revision and the last completed one, which are always kept. Default 10, applied by
+	// the manager (nothing is stored).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+
 	// decodeProblems are the fields of the stored spec that could not be decoded (see DecodeProblems).
 	decodeProblems []string `json:"-"`
 }
@@ -397,6 +405,17 @@ type PlacementManifestWorkStatus struct {
 	// +optional
 	Rollout *RolloutStatus `json:"rollout,omitempty"`
 
+	// currentRevision is the revision of the template being rolled out: the ControllerRevision of the current
+	// spec's template. Kept as it was while the spec cannot be acted on (an invalid template, an undecided
+	// Placement).
+	// +optional
+	CurrentRevision *RevisionReference `json:"currentRevision,omitempty"`
+
+	// completedRevision is the last revision that was rolled out everywhere: every decided cluster carried it
+	// and was available (RolloutComplete True and every cluster available).
+	// +optional
+	CompletedRevision *RevisionReference `json:"completedRevision,omitempty"`
+
 	// failedOverClusters is the number of clusters whose split shares are currently carried by others.
 	// +optional
 	// +kubebuilder:validation:Minimum=-2147483648
@@ -482,6 +501,19 @@ type RolloutStatus struct {
 	// currentGroup is the decision group being rolled out by a ProgressivePerGroup strategy.
 	// +optional
 	CurrentGroup string `json:"currentGroup,omitempty"`
+}
+
+// RevisionReference names one revision of a PlacementManifestWork's template: an apps/v1 ControllerRevision
+// in its namespace.
+type RevisionReference struct {
+	// revision is the revision's number (the ControllerRevision's revision field): a template that comes back
+	// takes the next number, as a StatefulSet's revisions do.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=9007199254740991
+	Revision int64 `json:"revision"`
+	// name is the ControllerRevision's name.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
 }
 
 // ManifestSummary aggregates one manifest of the template across the decided clusters.

@@ -27,6 +27,16 @@ const (
 	// AnnotationShares records the split shares a ManifestWork carries, as JSON keyed by "<manifest> <field
 	// path>". The manager does not trust it (a work agent may edit its own work): it keeps its own record.
 	AnnotationShares = "work.open-cluster-management.io/placementmanifestwork-shares"
+	// LabelTemplateHash is on every ControllerRevision of a PlacementManifestWork (beside
+	// LabelPlacementManifestWork): the AnnotationTemplateHash value of the works that carry that revision when
+	// no override selects them, so a work's annotation finds its revision by label. It is kept up to date on
+	// the current revision only.
+	LabelTemplateHash = "work.open-cluster-management.io/placementmanifestwork-template-hash"
+	// AnnotationTemplateHashes is on a ControllerRevision whose template has overrides: the AnnotationTemplateHash
+	// values, comma-separated and sorted, of the works an override selects (those differ per cluster), as they
+	// were while it was the current revision.
+	AnnotationTemplateHashes = "work.open-cluster-management.io/placementmanifestwork-template-hashes"
+
 	// AnnotationUpdatedAt is when the manager last changed the work's template: the start of that cluster's
 	// rollout step, from which progressDeadline is counted.
 	AnnotationUpdatedAt = "work.open-cluster-management.io/placementmanifestwork-updated-at"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -144,6 +145,13 @@ func WriteStatus(w io.Writer, r StatusReport, wide, colored bool) error {
 		}
 		b.WriteByte('\n')
 	}
+	if cur := r.CurrentRevision; cur != nil {
+		fmt.Fprintf(&b, "Revision: current %d (%s)", cur.Revision, cur.Name)
+		if done := r.CompletedRevision; done != nil {
+			fmt.Fprintf(&b, ", completed %d (%s)", done.Revision, done.Name)
+		}
+		b.WriteByte('\n')
+	}
 	if len(r.TemplateHashes) > 0 {
 		short := make([]string, len(r.TemplateHashes))
 		for i, h := range r.TemplateHashes {
@@ -192,9 +200,9 @@ func WriteStatus(w io.Writer, r StatusReport, wide, colored bool) error {
 	t := &table{color: colored}
 	if wide {
 		t.add(plain("CLUSTER"), plain("WORK"), plain("DECIDED"), plain("APPLIED"), plain("AVAILABLE"), plain("HEALTH"),
-			plain("REASON"), plain("SOURCE"), plain("SHARES"), plain("TEMPLATE"), plain("MESSAGE"))
+			plain("REASON"), plain("SOURCE"), plain("SHARES"), plain("TEMPLATE"), plain("REVISION"), plain("MESSAGE"))
 	} else {
-		t.add(plain("CLUSTER"), plain("WORK"), plain("APPLIED"), plain("HEALTH"), plain("REASON"), plain("SHARES"), plain("TEMPLATE"))
+		t.add(plain("CLUSTER"), plain("WORK"), plain("APPLIED"), plain("HEALTH"), plain("REASON"), plain("SHARES"), plain("TEMPLATE"), plain("REVISION"))
 	}
 	if len(r.Clusters) == 0 {
 		t.add(plain("(none)"))
@@ -218,12 +226,21 @@ func WriteStatus(w io.Writer, r StatusReport, wide, colored bool) error {
 				decided = "no"
 			}
 			t.add(plain(name), plain(orDash(c.Work)), plain(decided), plain(orDash(c.Applied)), plain(orDash(c.Available)), hc,
-				plain(c.Reason), plain(c.HealthSource), plain(shareText(c.Shares)), tmpl, plain(oneLine(c.Message)))
+				plain(c.Reason), plain(c.HealthSource), plain(shareText(c.Shares)), tmpl, plain(revisionText(c.Revision)), plain(oneLine(c.Message)))
 		} else {
-			t.add(plain(name), plain(orDash(c.Work)), plain(orDash(c.Applied)), hc, plain(c.Reason), plain(shareText(c.Shares)), tmpl)
+			t.add(plain(name), plain(orDash(c.Work)), plain(orDash(c.Applied)), hc, plain(c.Reason), plain(shareText(c.Shares)), tmpl,
+				plain(revisionText(c.Revision)))
 		}
 	}
 	return t.write(w)
+}
+
+// revisionText is a work's revision number, or "-" when none is known.
+func revisionText(n int64) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 func healthColor(h string) color {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -12,6 +13,7 @@ import (
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/revision"
 )
 
 // StatusInput is what status read from the hub about one PlacementManifestWork.
@@ -24,6 +26,9 @@ type StatusInput struct {
 	// Decided are the clusters of the Placement's decisions; DecidedKnown is false when they could not be read.
 	Decided      []string
 	DecidedKnown bool
+	// Revisions are the PlacementManifestWork's ControllerRevisions (its label and UID); each work's revision
+	// is found from its template hash (revision.ByTemplateHash). None when they could not be listed.
+	Revisions []appsv1.ControllerRevision
 }
 
 // StatusReport is what `kubectl pmw status` prints: the table as text, or this structure with -o yaml|json.
@@ -36,6 +41,8 @@ type StatusReport struct {
 	Ready              bool                                   `json:"ready"`
 	Summary            workv1alpha1.PlacedManifestWorkSummary `json:"summary"`
 	Rollout            *workv1alpha1.RolloutStatus            `json:"rollout,omitempty"`
+	CurrentRevision    *workv1alpha1.RevisionReference        `json:"currentRevision,omitempty"`
+	CompletedRevision  *workv1alpha1.RevisionReference        `json:"completedRevision,omitempty"`
 	Conditions         []ConditionRow                         `json:"conditions,omitempty"`
 	Splits             []workv1alpha1.SplitStatus             `json:"splits,omitempty"`
 	// TemplateHashes are the template hashes known to be current (see ClusterRow.Template).
@@ -104,6 +111,9 @@ type ClusterRow struct {
 	// (current, outdated or unknown).
 	TemplateHash string `json:"templateHash,omitempty"`
 	Template     string `json:"template,omitempty"`
+	// Revision is the number of the revision whose template the work carries, from the ControllerRevision
+	// labelled with its template hash; 0 when none is known.
+	Revision int64 `json:"revision,omitempty"`
 }
 
 // conditionOrder is the order conditions are printed in: kstatus first, then the others as the reference lists
@@ -143,7 +153,9 @@ func BuildStatus(in StatusInput) StatusReport {
 		Name: pmw.Name, Namespace: pmw.Namespace, Generation: pmw.Generation, ObservedGeneration: st.ObservedGeneration,
 		Placement: st.Placement, Ready: IsReady(pmw), Summary: st.PlacedManifestWorkSummary, Rollout: st.Rollout,
 		Splits: st.Splits, Conditions: conditionRows(pmw), Clusters: []ClusterRow{},
+		CurrentRevision: st.CurrentRevision, CompletedRevision: st.CompletedRevision,
 	}
+	revisions := revision.ByTemplateHash(in.Revisions)
 	if r.Placement == "" {
 		r.Placement = pmw.PlacementName()
 	}
@@ -207,6 +219,7 @@ func BuildStatus(in StatusInput) StatusReport {
 			row.Shares = manifestwork.Shares(w)
 			row.TemplateHash = w.Annotations[workv1alpha1.AnnotationTemplateHash]
 			row.Template = states[c]
+			row.Revision = revisions[row.TemplateHash]
 		} else if !in.WorksKnown {
 			row.Work = manifestwork.WorkName(manifestwork.Owner(pmw))
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -267,10 +268,17 @@ func TestWriteStatus(t *testing.T) {
 	p := testPMW(2, notReady, workv1alpha1.ClusterHealth{Cluster: "c2", State: workv1alpha1.ClusterDegraded, Reason: workv1alpha1.ReasonApplyFailed, Message: "not applied:\nquota"})
 	p.Status.PlacedManifestWorkSummary = workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 1, Available: 1, Degraded: 1}
 	p.Status.Splits = []workv1alpha1.SplitStatus{{Kind: "Deployment", Namespace: "default", Name: "web", FieldPath: ".spec.replicas", Total: 3, Placed: 3}}
+	p.Status.CurrentRevision = &workv1alpha1.RevisionReference{Revision: 3, Name: "web-a"}
+	p.Status.CompletedRevision = &workv1alpha1.RevisionReference{Revision: 2, Name: "web-b"}
 	r := BuildStatus(StatusInput{
 		PMW:        p,
-		Works:      []workv1.ManifestWork{testWork("c1", hashA, 2, applied), testWork("c2", hashA, 1, notApplied)},
+		Works:      []workv1.ManifestWork{testWork("c1", hashA, 2, applied), testWork("c2", hashB, 1, notApplied)},
 		WorksKnown: true, Decided: []string{"c1", "c2"}, DecidedKnown: true,
+		// The works' revisions, found by their template hashes: hashA is revision 3's; hashB has none (pruned), and is outdated.
+		Revisions: []appsv1.ControllerRevision{
+			{ObjectMeta: metav1.ObjectMeta{Name: "web-a", Labels: map[string]string{workv1alpha1.LabelTemplateHash: hashA}}, Revision: 3},
+			{ObjectMeta: metav1.ObjectMeta{Name: "web-b", Labels: map[string]string{workv1alpha1.LabelTemplateHash: hashC}}, Revision: 2},
+		},
 	})
 	work := manifestwork.WorkName(types.NamespacedName{Namespace: "ns", Name: "web"})
 	pad := strings.Repeat(" ", len(work)-len("WORK"))
@@ -281,6 +289,7 @@ func TestWriteStatus(t *testing.T) {
 	}
 	want := `PlacementManifestWork ns/web: not Ready (generation 2, observed 2), placement web
 Clusters: 2 decided, 1 available, 0 progressing, 1 degraded, 1 applied
+Revision: current 3 (web-a), completed 2 (web-b)
 Current template: aaaaaaaa
 Split Deployment default/web .spec.replicas: total 3, placed 3, unplaced 0
 
@@ -288,9 +297,9 @@ CONDITION        STATUS  REASON            MESSAGE
 Ready            False   RReady
 RolloutComplete  False   RRolloutComplete
 
-CLUSTER  WORK` + pad + `  APPLIED  HEALTH     REASON       SHARES            TEMPLATE
-c1       ` + work + `  True     Available               Deployment/web=2  aaaaaaaa current
-c2       ` + work + `  False    Degraded   ApplyFailed  Deployment/web=1  aaaaaaaa current
+CLUSTER  WORK` + pad + `  APPLIED  HEALTH     REASON       SHARES            TEMPLATE           REVISION
+c1       ` + work + `  True     Available               Deployment/web=2  aaaaaaaa current   3
+c2       ` + work + `  False    Degraded   ApplyFailed  Deployment/web=1  bbbbbbbb outdated  -
 `
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("table (-want +got):\n%s", diff)
@@ -300,7 +309,7 @@ c2       ` + work + `  False    Degraded   ApplyFailed  Deployment/web=1  aaaaaa
 	if err := WriteStatus(&out, r, true, false); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "c2       "+work+"  yes      False    Unknown    Degraded   ApplyFailed  manager  Deployment/web=1  aaaaaaaa current  not applied: quota\n") {
+	if !strings.Contains(out.String(), "c2       "+work+"  yes      False    Unknown    Degraded   ApplyFailed  manager  Deployment/web=1  bbbbbbbb outdated  -         not applied: quota\n") {
 		t.Errorf("wide table lacks c2's row with its message on one line:\n%s", out.String())
 	}
 

@@ -54,6 +54,12 @@ func (w *PMWWrapper) Move(t workv1alpha1.MoveType) *PMWWrapper {
 	return w
 }
 
+// RevisionHistoryLimit sets spec.revisionHistoryLimit.
+func (w *PMWWrapper) RevisionHistoryLimit(n int32) *PMWWrapper {
+	w.Spec.RevisionHistoryLimit = &n
+	return w
+}
+
 // Obj returns the PlacementManifestWork.
 func (w *PMWWrapper) Obj() *workv1alpha1.PlacementManifestWork { return &w.PlacementManifestWork }
 

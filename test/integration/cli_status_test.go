@@ -107,10 +107,10 @@ var _ = Describe("kubectl pmw status", func() {
 		Expect(stdout).To(ContainSubstring("Current template: " + hash + "\n"))
 		Expect(stdout).To(ContainSubstring("Split Deployment default/web .spec.replicas: total 3, placed 3, unplaced 0\n"))
 		Expect(stdout).To(MatchRegexp(`(?m)^Ready +False +ClustersDegraded +`))
-		Expect(cellsOf(lines[len(lines)-4])).To(Equal([]string{"CLUSTER", "WORK", "APPLIED", "HEALTH", "REASON", "SHARES", "TEMPLATE"}))
-		Expect(cellsOf(lines[len(lines)-3])).To(Equal([]string{clusters[0], work, "True", "Available", "Deployment/web=1", hash, "current"}))
-		Expect(cellsOf(lines[len(lines)-2])).To(Equal([]string{clusters[1], work, "True", "Available", "Deployment/web=1", hash, "current"}))
-		Expect(cellsOf(lines[len(lines)-1])).To(Equal([]string{clusters[2], work, "False", "Degraded", "ApplyFailed", "Deployment/web=1", hash, "current"}))
+		Expect(cellsOf(lines[len(lines)-4])).To(Equal([]string{"CLUSTER", "WORK", "APPLIED", "HEALTH", "REASON", "SHARES", "TEMPLATE", "REVISION"}))
+		Expect(cellsOf(lines[len(lines)-3])).To(Equal([]string{clusters[0], work, "True", "Available", "Deployment/web=1", hash, "current", "1"}))
+		Expect(cellsOf(lines[len(lines)-2])).To(Equal([]string{clusters[1], work, "True", "Available", "Deployment/web=1", hash, "current", "1"}))
+		Expect(cellsOf(lines[len(lines)-1])).To(Equal([]string{clusters[2], work, "False", "Degraded", "ApplyFailed", "Deployment/web=1", hash, "current", "1"}))
 
 		stdout, _, code = run("status", "web", "-n", ns, "--kubeconfig", admin, "-o", "json")
 		Expect(code).To(Equal(kubectlpmw.ExitNotReady))
@@ -122,8 +122,10 @@ var _ = Describe("kubectl pmw status", func() {
 			Health: kubectlpmw.HealthDegraded, Reason: workv1alpha1.ReasonApplyFailed,
 			Message:      report.Clusters[2].Message,
 			HealthSource: kubectlpmw.SourceManager, Shares: map[string]int32{"Deployment.apps default/web .spec.replicas": 1},
-			TemplateHash: report.TemplateHashes[0], Template: kubectlpmw.TemplateCurrent,
+			TemplateHash: report.TemplateHashes[0], Template: kubectlpmw.TemplateCurrent, Revision: 1,
 		}))
+		Expect(report.CurrentRevision).NotTo(BeNil())
+		Expect(report.CurrentRevision.Revision).To(BeEquivalentTo(1))
 		Expect(report.Clusters[2].Message).To(ContainSubstring("not applied"))
 
 		// The degraded cluster recovers: Ready, exit 0.
@@ -166,11 +168,12 @@ var _ = Describe("kubectl pmw status", func() {
 			stdout, stderr, code := run("status", "web", "-n", ns, "--kubeconfig", author)
 			g.Expect(code).To(Equal(kubectlpmw.ExitNotReady), "stdout: %s\nstderr: %s", stdout, stderr)
 			g.Expect(stderr).To(ContainSubstring("Warning: you may not list ManifestWorks"))
+			g.Expect(stderr).To(ContainSubstring("Warning: you may not list ControllerRevisions"))
 			g.Expect(stdout).To(ContainSubstring("Note: the ManifestWorks could not be listed"))
 			lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
 			work := manifestwork.WorkName(manifestwork.Owner(pmw))
-			g.Expect(cellsOf(lines[len(lines)-2])).To(Equal([]string{clusters[0], work, "-", "Available"}))
-			g.Expect(cellsOf(lines[len(lines)-1])).To(Equal([]string{clusters[1], work, "-", "Degraded", "ApplyFailed"}))
+			g.Expect(cellsOf(lines[len(lines)-2])).To(Equal([]string{clusters[0], work, "-", "Available", "-"}))
+			g.Expect(cellsOf(lines[len(lines)-1])).To(Equal([]string{clusters[1], work, "-", "Degraded", "ApplyFailed", "-"}))
 		}, timeout, interval).Should(Succeed())
 
 		// Another namespace's PMW is forbidden to them: exit 2, one line that says so, nothing on stdout.

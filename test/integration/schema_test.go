@@ -499,7 +499,8 @@ const schemaBaseSpec = `{
      "image": {"registry": {"expression": "'mirror.example.com'"}, "repository": {"expression": "'team/web'"}, "tag": {"expression": "'1.2'"}},
      "patches": [{"op": "replace", "path": "/data/a", "expression": "cluster.name"}]}
   ],
-  "splitCompanions": "Apportion"
+  "splitCompanions": "Apportion",
+  "revisionHistoryLimit": 10
 }`
 
 const schemaBaseStatus = `{
@@ -517,6 +518,8 @@ const schemaBaseStatus = `{
   "unhealthyClusters": [{"cluster": "c2", "state": "Degraded", "reason": "ClusterUnavailable", "message": "m"}],
   "unhealthyClustersNotListed": 0,
   "rollout": {"updated": 1, "total": 1, "succeeded": 1, "failed": 0, "currentGroup": "g"},
+  "currentRevision": {"revision": 2, "name": "web-1234567890"},
+  "completedRevision": {"revision": 1, "name": "web-0987654321"},
   "failedOverClusters": 0,
   "failedOver": [{"cluster": "c1", "since": "2024-01-01T00:00:00Z"}],
   "leavingClusters": 0,

@@ -4,14 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
 )
 
@@ -103,4 +107,46 @@ func kubeconfigError(explicit string, err error) error {
 	default:
 		return errors.New("no kubeconfig for the hub: none at --kubeconfig, KUBECONFIG or ~/.kube/config; pass --kubeconfig or set KUBECONFIG")
 	}
+}
+
+// completeNames completes a PlacementManifestWork name from the hub (for the first argument only), as kubectl
+// completes resource names; nothing when the hub cannot be read.
+func (f *hubFlags) completeNames(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	h, err := f.connect()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	list := &workv1alpha1.PlacementManifestWorkList{}
+	if err := h.client.List(cmd.Context(), list, client.InNamespace(h.namespace)); err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var names []string
+	for _, p := range list.Items {
+		if strings.HasPrefix(p.Name, toComplete) {
+			names = append(names, p.Name)
+		}
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeNamespaces completes -n from the hub's namespaces; nothing when they cannot be listed.
+func (f *hubFlags) completeNamespaces(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	h, err := f.connect()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	list := &corev1.NamespaceList{}
+	if err := h.client.List(cmd.Context(), list); err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var names []string
+	for _, ns := range list.Items {
+		if strings.HasPrefix(ns.Name, toComplete) {
+			names = append(names, ns.Name)
+		}
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
 }

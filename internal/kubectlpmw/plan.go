@@ -54,7 +54,7 @@ cannot be reached, lacks the CRD, or you may not read what the plan needs.`,
   # What the manager would do now for a live PlacementManifestWork, as JSON
   kubectl pmw plan web -n apps -o json`,
 		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: cobra.NoFileCompletions,
+		ValidArgsFunction: hf.completeNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output, "", "text", outputYAML, outputJSON); err != nil {
 				return err
@@ -116,6 +116,7 @@ cannot be reached, lacks the CRD, or you may not read what the plan needs.`,
 	fs.IntVar(&opts.MaxManifestBytes, "max-manifest-bytes", bundle.DefaultMaxManifestBytes, "The manager's --max-manifest-bytes")
 	fs.StringVarP(&output, "output", "o", "", "Output format: yaml or json (default: text, with the diffs)")
 	hf.add(fs)
+	_ = cmd.RegisterFlagCompletionFunc("namespace", hf.completeNamespaces)
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(outputYAML, outputJSON))
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	return cmd

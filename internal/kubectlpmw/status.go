@@ -45,7 +45,7 @@ not, so scripts can gate on it as on ` + "`kubectl wait`" + `, without waiting.`
   # Gate a pipeline step on Ready
   kubectl pmw status web >/dev/null || echo "not ready (exit $?)"`,
 		Args:              exactArgs(1, "NAME"),
-		ValidArgsFunction: cobra.NoFileCompletions,
+		ValidArgsFunction: hf.completeNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output, outputTable, outputWide, outputYAML, outputJSON); err != nil {
 				return err
@@ -78,6 +78,7 @@ not, so scripts can gate on it as on ` + "`kubectl wait`" + `, without waiting.`
 		},
 	}
 	hf.add(cmd.Flags())
+	_ = cmd.RegisterFlagCompletionFunc("namespace", hf.completeNamespaces)
 	cmd.Flags().StringVarP(&output, "output", "o", "", "Output format: wide, yaml or json (default: the table)")
 	_ = cmd.RegisterFlagCompletionFunc("output", fixedCompletions(outputWide, outputYAML, outputJSON))
 	return cmd

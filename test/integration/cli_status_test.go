@@ -135,6 +135,14 @@ var _ = Describe("kubectl pmw status", func() {
 			g.Expect(code).To(Equal(kubectlpmw.ExitOK), "stdout: %s\nstderr: %s", stdout, stderr)
 			g.Expect(stdout).To(ContainSubstring(": Ready (generation 1, observed 1)"))
 		}, timeout, interval).Should(Succeed())
+
+		// Shell completion (cobra's __complete, what the completion scripts call) offers the namespace's
+		// PlacementManifestWorks for NAME and the hub's namespaces for -n.
+		stdout, _, code = run("__complete", "status", "-n", ns, "--kubeconfig", admin, "w")
+		Expect(code).To(Equal(kubectlpmw.ExitOK))
+		Expect(strings.Split(stdout, "\n")[0]).To(Equal("web"))
+		stdout, _, _ = run("__complete", "plan", "--kubeconfig", admin, "-n", ns[:len(ns)-2])
+		Expect(strings.Split(stdout, "\n")).To(ContainElement(ns))
 	})
 
 	It("shows what the status says to a user who may not read the cluster namespaces, and warns", func() {

@@ -26,10 +26,11 @@
 //
 // # Cost
 //
-// An expression whose worst-case cost, as the CEL checker estimates it, is above CostBudget is refused with
-// CostLimitExceeded. The estimate assumes every list and map of object and status to have at most
-// EstimatedMaxItems entries and every string at most EstimatedMaxStringSize characters (a value whose type
-// the checker does not know, most of object, counts as a list): two nested loops over a pod template's lists
-// fit, three do not. One evaluation stops after MaxIterations loop steps whatever the data, and the manifest
-// is then Degraded with InterpreterFailed. Evaluation is deterministic: no clock, no context.
+// An expression whose worst-case cost, as the CEL checker estimates it, is above celeval.CostBudget is refused
+// with CostLimitExceeded. The estimate assumes every list and map of object and status to have at most
+// celeval.EstimatedMaxItems entries and every string at most celeval.EstimatedMaxStringSize characters (a value
+// whose type the checker does not know, most of object, counts as a list): two nested loops over a pod
+// template's lists fit, three do not. One evaluation stops after celeval.MaxIterations loop steps whatever the
+// data, and the manifest is then Degraded with InterpreterFailed. Evaluation is deterministic: no clock, no
+// context.
 package interpreter

@@ -132,28 +132,17 @@ func compileInterpreter(ri *workv1alpha1.ResourceInterpreter, fallback health.In
 }
 
 // compile type-checks one expression, checks that it returns what its part needs and that its worst-case cost
-// is within CostBudget, and makes the program that eval evaluates within MaxIterations.
+// is within celeval.CostBudget, and makes the program that eval evaluates within celeval.MaxIterations.
 func compile(env *cel.Env, part, expr string, returns func(*cel.Type) bool, want string) (cel.Program, *Problem) {
-	ast, iss := env.Compile(expr)
-	if iss.Err() != nil {
-		errs := iss.Errors()
-		e := errs[0]
-		msg := fmt.Sprintf("%s: line %d, column %d: %s", part, e.Location.Line(), e.Location.Column()+1, e.Message)
-		if len(errs) > 1 {
-			msg += fmt.Sprintf(" (and %d more)", len(errs)-1)
-		}
-		return nil, invalid("%s", msg)
+	ast, msg := celeval.Compile(env, expr)
+	if msg != "" {
+		return nil, invalid("%s: %s", part, msg)
 	}
 	if !returns(ast.OutputType()) {
 		return nil, invalid("%s returns %s: return %s", part, ast.OutputType(), want)
 	}
-	est, err := env.EstimateCost(ast, sizeEstimator{})
-	if err != nil {
-		return nil, &Problem{Reason: workv1alpha1.ReasonCostLimitExceeded, Message: fmt.Sprintf("%s: its cost cannot be estimated: %v", part, err)}
-	}
-	if est.Max > CostBudget {
-		return nil, &Problem{Reason: workv1alpha1.ReasonCostLimitExceeded, Message: fmt.Sprintf(
-			"%s may cost up to %d, more than the %d allowed: nest fewer loops over lists", part, est.Max, CostBudget)}
+	if msg := celeval.CheckCost(env, ast); msg != "" {
+		return nil, &Problem{Reason: workv1alpha1.ReasonCostLimitExceeded, Message: part + " " + msg}
 	}
 	prog, err := env.Program(ast, celeval.ProgramOptions...)
 	if err != nil {

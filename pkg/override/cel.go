@@ -6,23 +6,16 @@ import (
 	"reflect"
 
 	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/checker"
 	celtypes "github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/ext"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/celeval"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter"
 )
 
-// The limits are the ResourceInterpreters': one budget for every CEL expression a user gives the manager.
-const (
-	costBudget             = interpreter.CostBudget
-	estimatedMaxItems      = interpreter.EstimatedMaxItems
-	estimatedMaxStringSize = interpreter.EstimatedMaxStringSize
-	maxIterations          = interpreter.MaxIterations
-)
+// maxIterations bounds one evaluation: the same limits as the ResourceInterpreters' (celeval).
+const maxIterations = celeval.MaxIterations
 
 // varCluster is the one variable an override's expression sees.
 const varCluster = "cluster"
@@ -35,33 +28,14 @@ var clusterType = cel.ObjectType("override.Cluster")
 var env = mustEnv()
 
 func mustEnv() *cel.Env {
-	e, err := cel.NewEnv(
-		cel.OptionalTypes(),
-		ext.Strings(ext.StringsVersion(4)),
-		ext.Lists(ext.ListsVersion(3)),
+	e, err := cel.NewEnv(append(celeval.Libraries(),
 		ext.NativeTypes(reflect.TypeFor[Cluster](), ext.ParseStructTags(true)),
 		cel.Variable(varCluster, clusterType),
-	)
+	)...)
 	if err != nil {
 		panic("override: the CEL environment does not build: " + err.Error())
 	}
 	return e
-}
-
-// sizeEstimator bounds, for the cost estimate, the sizes CEL cannot tell from the expression, as the
-// interpreters' estimator does.
-type sizeEstimator struct{}
-
-func (sizeEstimator) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
-	switch n.Type().Kind() {
-	case celtypes.StringKind, celtypes.BytesKind:
-		return &checker.SizeEstimate{Min: 0, Max: estimatedMaxStringSize}
-	}
-	return &checker.SizeEstimate{Min: 0, Max: estimatedMaxItems}
-}
-
-func (sizeEstimator) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
-	return nil
 }
 
 // result is what an expression must return.
@@ -75,14 +49,8 @@ const (
 // compileExpr type-checks one expression, checks what it returns and its worst-case cost, and makes its program.
 // The message says what is wrong, without the field (the caller names it).
 func compileExpr(expr string, want result) (cel.Program, string) {
-	ast, iss := env.Compile(expr)
-	if iss.Err() != nil {
-		errs := iss.Errors()
-		e := errs[0]
-		msg := fmt.Sprintf("line %d, column %d: %s", e.Location.Line(), e.Location.Column()+1, e.Message)
-		if len(errs) > 1 {
-			msg += fmt.Sprintf(" (and %d more)", len(errs)-1)
-		}
+	ast, msg := celeval.Compile(env, expr)
+	if msg != "" {
 		return nil, msg
 	}
 	out := ast.OutputType()
@@ -96,12 +64,8 @@ func compileExpr(expr string, want result) (cel.Program, string) {
 			return nil, fmt.Sprintf("returns %s: return a JSON value (a string, number, bool, null, list or map with string keys)", out)
 		}
 	}
-	est, err := env.EstimateCost(ast, sizeEstimator{})
-	if err != nil {
-		return nil, fmt.Sprintf("its cost cannot be estimated: %v", err)
-	}
-	if est.Max > costBudget {
-		return nil, fmt.Sprintf("may cost up to %d, more than the %d allowed: nest fewer loops over lists", est.Max, costBudget)
+	if msg := celeval.CheckCost(env, ast); msg != "" {
+		return nil, msg
 	}
 	prog, err := env.Program(ast, celeval.ProgramOptions...)
 	if err != nil {

@@ -54,8 +54,8 @@
 // standard library, optional types, and cel-go's strings and lists extensions at pinned versions.
 //
 // Limits are the ResourceInterpreters' too: an expression whose worst-case cost as estimated by the CEL
-// checker is above interpreter.CostBudget is refused at Compile (lists and maps are assumed to hold at most
-// interpreter.EstimatedMaxItems entries, strings at most interpreter.EstimatedMaxStringSize characters); one
-// evaluation stops after interpreter.MaxIterations loop steps whatever the data, which fails that cluster.
+// checker is above celeval.CostBudget is refused at Compile (lists and maps are assumed to hold at most
+// celeval.EstimatedMaxItems entries, strings at most celeval.EstimatedMaxStringSize characters); one
+// evaluation stops after celeval.MaxIterations loop steps whatever the data, which fails that cluster.
 // Evaluation is deterministic (no clock, no context): equal facts give equal results.
 package override

@@ -32,6 +32,29 @@ type Verdict struct {
 	Finished bool
 }
 
+// Words an interpreter (a ResourceInterpreter's expression or webhook) answers for a kind that finishes: how
+// it ended.
+const (
+	// WordCompleted is Healthy and finished.
+	WordCompleted = "Completed"
+	// WordFailed is Degraded and finished.
+	WordFailed = "Failed"
+)
+
+// VerdictOf is the verdict an interpreter's state word means: Healthy, Progressing or Degraded, or Completed
+// and Failed, which are Healthy and Degraded and finished. False for any other word.
+func VerdictOf(word string) (Verdict, bool) {
+	switch word {
+	case string(Healthy), string(Progressing), string(Degraded):
+		return Verdict{State: State(word)}, true
+	case WordCompleted:
+		return Verdict{State: Healthy, Finished: true}, true
+	case WordFailed:
+		return Verdict{State: Degraded, Finished: true}, true
+	}
+	return Verdict{}, false
+}
+
 func healthy() Verdict { return Verdict{State: Healthy} }
 
 func progressing(reason, format string, args ...any) Verdict {

@@ -372,3 +372,26 @@ func TestManifestZeroShare(t *testing.T) {
 		})
 	}
 }
+
+// TestVerdictOf: the words ResourceInterpreters' expressions and webhooks answer, read in one place.
+func TestVerdictOf(t *testing.T) {
+	cases := map[string]struct {
+		want Verdict
+		ok   bool
+	}{
+		"Healthy":     {want: Verdict{State: Healthy}, ok: true},
+		"Progressing": {want: Verdict{State: Progressing}, ok: true},
+		"Degraded":    {want: Verdict{State: Degraded}, ok: true},
+		"Completed":   {want: Verdict{State: Healthy, Finished: true}, ok: true},
+		"Failed":      {want: Verdict{State: Degraded, Finished: true}, ok: true},
+		"healthy":     {},
+		"":            {},
+		"Unknown":     {},
+	}
+	for word, tc := range cases {
+		got, ok := VerdictOf(word)
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("VerdictOf(%q) = %+v, %v; want %+v, %v", word, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -19,12 +19,6 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter/webhook"
 )
 
-// States a health expression returns beside health's own: a kind that finishes says how it ended.
-const (
-	stateCompleted = "Completed"
-	stateFailed    = "Failed"
-)
-
 // maxMessage bounds the message of a verdict or an override's status, which end up in conditions and status.
 const maxMessage = 1024
 
@@ -135,17 +129,11 @@ func verdictOf(out ref.Val) (health.Verdict, error) {
 	default:
 		return health.Verdict{}, fmt.Errorf("returned %s, not a state or a map", out.Type().TypeName())
 	}
-	v := health.Verdict{Message: message}
-	switch state {
-	case string(health.Healthy), string(health.Progressing), string(health.Degraded):
-		v.State = health.State(state)
-	case stateCompleted:
-		v.State, v.Finished = health.Healthy, true
-	case stateFailed:
-		v.State, v.Finished = health.Degraded, true
-	default:
+	v, ok := health.VerdictOf(state)
+	if !ok {
 		return health.Verdict{}, fmt.Errorf("state %q is not Healthy, Progressing, Degraded, Completed or Failed", state)
 	}
+	v.Message = message
 	if reason == "" {
 		reason = state
 	}

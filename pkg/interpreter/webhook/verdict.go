@@ -23,21 +23,11 @@ func (r *Response) Verdict() (health.Verdict, error) {
 			state = StateHealthy
 		}
 	}
-	v := health.Verdict{Reason: r.Reason, Message: truncate(r.Message, maxMessage)}
-	switch state {
-	case StateHealthy:
-		v.State = health.Healthy
-	case StateProgressing:
-		v.State = health.Progressing
-	case StateDegraded:
-		v.State = health.Degraded
-	case StateCompleted:
-		v.State, v.Finished = health.Healthy, true
-	case StateFailed:
-		v.State, v.Finished = health.Degraded, true
-	default:
+	v, ok := health.VerdictOf(string(state))
+	if !ok {
 		return health.Verdict{}, fmt.Errorf("state %q is none of Healthy, Progressing, Degraded, Completed, Failed", state)
 	}
+	v.Reason, v.Message = r.Reason, truncate(r.Message, maxMessage)
 	if v.Reason == "" && v.State != health.Healthy {
 		v.Reason = "Webhook" + string(state)
 	}

@@ -231,6 +231,23 @@ func Apportion(companion *unstructured.Unstructured, share, total int32) (*unstr
 	return out, nil
 }
 
+// ApportionedFields are the fields of a companion that Apportion divides, as the status names them: an HPA's
+// spec.minReplicas (always: its default 1 is written when the result differs) and its integer
+// spec.maxReplicas, a PDB's integer spec.minAvailable and spec.maxUnavailable; never a percentage.
+func ApportionedFields(companion *unstructured.Unstructured) []string {
+	fields := []string{"minReplicas", "maxReplicas"}
+	if companion.GetKind() == KindPodDisruptionBudget {
+		fields = []string{"minAvailable", "maxUnavailable"}
+	}
+	var out []string
+	for _, f := range fields {
+		if _, set, _ := count(companion, "spec", f); set || f == "minReplicas" {
+			out = append(out, "spec."+f)
+		}
+	}
+	return out
+}
+
 // count reads an integer count: set is false when it is absent or a string (a percentage).
 func count(obj *unstructured.Unstructured, keys ...string) (n int64, set bool, err error) {
 	v, found, _ := unstructured.NestedFieldNoCopy(obj.Object, keys...)

@@ -633,7 +633,7 @@ func addCompanionStatus(plan *Plan, manifests []template.Manifest, companions []
 	}
 	for _, c := range companions {
 		m := manifests[position(manifests, c.Index)]
-		add(c.Workload, workv1alpha1.SplitCompanion{Kind: c.Kind, Name: m.Object.GetName(), Fields: companionFields(m)})
+		add(c.Workload, workv1alpha1.SplitCompanion{Kind: c.Kind, Name: m.Object.GetName(), Fields: override.ApportionedFields(m.Object)})
 	}
 	for _, p := range copied {
 		m := manifests[position(manifests, p.Index)]
@@ -641,21 +641,4 @@ func addCompanionStatus(plan *Plan, manifests []template.Manifest, companions []
 			add(w, workv1alpha1.SplitCompanion{Kind: override.KindPodDisruptionBudget, Name: m.Object.GetName(), Message: interpreter.Truncate(p.Message)})
 		}
 	}
-}
-
-// companionFields are the integer counts of a companion that Apportion divides.
-func companionFields(m template.Manifest) []string {
-	fields := []string{"minReplicas", "maxReplicas"}
-	if m.GVK.Kind == override.KindPodDisruptionBudget {
-		fields = []string{"minAvailable", "maxUnavailable"}
-	}
-	var out []string
-	for _, f := range fields {
-		v, found, _ := unstructured.NestedFieldNoCopy(m.Object.Object, "spec", f)
-		_, percentage := v.(string)
-		if (found && !percentage) || f == "minReplicas" {
-			out = append(out, "spec."+f)
-		}
-	}
-	return out
 }

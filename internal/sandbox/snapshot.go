@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
@@ -219,17 +220,12 @@ func workView(w *workv1.ManifestWork) WorkView {
 // containerImages lists the images of a workload's pod template, init containers first; nil for a kind
 // without one.
 func containerImages(kind string, obj *unstructured.Unstructured) []string {
-	var spec []string
 	switch kind {
-	case "Pod":
-		spec = []string{"spec"}
-	case "CronJob":
-		spec = []string{"spec", "jobTemplate", "spec", "template", "spec"}
-	case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job":
-		spec = []string{"spec", "template", "spec"}
+	case "Pod", "CronJob", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job":
 	default:
 		return nil
 	}
+	spec := template.PodSpecPath(schema.GroupKind{Kind: kind})
 	var out []string
 	for _, field := range []string{"initContainers", "containers"} {
 		containers, _, _ := unstructured.NestedSlice(obj.Object, append(spec, field)...)

@@ -160,23 +160,10 @@ func rewriteImage(image string, p imageParts) (string, error) {
 	return out, nil
 }
 
-// podSpecPaths are where a manifest's pod spec is: spec for a Pod, spec.jobTemplate.spec.template.spec for a
-// CronJob, spec.template.spec for the other kinds (Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, and
-// custom workloads shaped like them).
-func podSpecPaths(m template.Manifest) []string {
-	switch {
-	case m.GVK.Group == "" && m.GVK.Kind == "Pod":
-		return []string{"spec"}
-	case m.GVK.Kind == "CronJob":
-		return []string{"spec", "jobTemplate", "spec", "template", "spec"}
-	}
-	return []string{"spec", "template", "spec"}
-}
-
 // rewriteImages returns a copy of obj with the image of every container and init container of its pod spec
 // rewritten, and whether any changed; obj itself when it has no pod spec or nothing changes.
 func rewriteImages(m template.Manifest, obj *unstructured.Unstructured, p imageParts) (*unstructured.Unstructured, bool, error) {
-	path := podSpecPaths(m)
+	path := template.PodSpecPath(m.GVK.GroupKind())
 	spec, found, err := unstructured.NestedFieldNoCopy(obj.Object, path...)
 	if err != nil || !found {
 		return obj, false, nil

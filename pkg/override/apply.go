@@ -244,14 +244,6 @@ func (r *Resolved) Selected() []int {
 	return out
 }
 
-// Key is Resolve(c).Key().
-func (s *Set) Key(c Cluster) string { return s.Resolve(c).Key() }
-
-// Apply is Resolve(c).Apply(m, splitFields); resolve once per cluster instead when it has several manifests.
-func (s *Set) Apply(m template.Manifest, c Cluster, splitFields []string) (*unstructured.Unstructured, []Outcome, error) {
-	return s.Resolve(c).Apply(m, splitFields)
-}
-
 // Apply applies the overrides that select the cluster and m, in list order, to m, which is already split for
 // the cluster (m.Object carries its shares). splitFields are m's split fields as dotted paths (.spec.replicas),
 // none when m is replicated. It returns the result, m.Object itself when nothing applies (do not modify it),

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	workv1 "open-cluster-management.io/api/work/v1"
 
@@ -119,3 +120,27 @@ func field(t testing.TB, obj map[string]any, keys ...string) string {
 
 var eu = Cluster{Name: "eu-1", Labels: map[string]string{"region": "eu", "size": "large"},
 	Claims: map[string]string{"platform.open-cluster-management.io": "AWS"}, Shares: map[string]int32{webKey: 3}}
+
+// The tests' shorthands over a Set; the manager resolves once per cluster (Resolve) instead.
+
+// Key is Resolve(c).Key().
+func (s *Set) Key(c Cluster) string { return s.Resolve(c).Key() }
+
+// Apply is Resolve(c).Apply(m, splitFields).
+func (s *Set) Apply(m template.Manifest, c Cluster, splitFields []string) (*unstructured.Unstructured, []Outcome, error) {
+	return s.Resolve(c).Apply(m, splitFields)
+}
+
+// Name is the name of the override at index i.
+func (s *Set) Name(i int) string { return s.overrides[i].name }
+
+// Selects returns the indexes, in list order, of the overrides that apply to the cluster.
+func (s *Set) Selects(c Cluster) []int {
+	var out []int
+	for _, o := range s.overrides {
+		if o.selectsCluster(c) {
+			out = append(out, o.index)
+		}
+	}
+	return out
+}

@@ -275,24 +275,6 @@ func (s *Set) Len() int {
 	return len(s.overrides)
 }
 
-// Name is the name of the override at index i.
-func (s *Set) Name(i int) string { return s.overrides[i].name }
-
-// Selects returns the indexes, in list order, of the overrides that apply to the cluster: each part of its
-// clusters that is set matches.
-func (s *Set) Selects(c Cluster) []int {
-	if s == nil {
-		return nil
-	}
-	var out []int
-	for _, o := range s.overrides {
-		if o.selectsCluster(c) {
-			out = append(out, o.index)
-		}
-	}
-	return out
-}
-
 func (o *compiled) selectsCluster(c Cluster) bool {
 	return (o.names == nil || o.names[c.Name]) &&
 		(o.labels == nil || o.labels.Matches(labels.Set(c.Labels))) &&

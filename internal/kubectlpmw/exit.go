@@ -15,7 +15,8 @@ const (
 	// ExitHub: the hub cannot be used: unreachable, no kubeconfig, the CRD not installed, or access forbidden.
 	ExitHub = 2
 	// ExitNotReady: status found the PlacementManifestWork not Ready for its current generation (like a
-	// `kubectl wait` that timed out, without waiting). The status was printed.
+	// `kubectl wait` that timed out, without waiting; the status was printed), or rollout status found the
+	// rollout failed, or timed out waiting for it.
 	ExitNotReady = 3
 )
 

@@ -54,9 +54,11 @@ func NewRootCommand(s *Streams) *cobra.Command {
   render    turn a Helm chart or a kustomize folder into a PlacementManifestWork
   plan      show what the manager would do with a PlacementManifestWork, without writing anything
   status    show a PlacementManifestWork's conditions and a table of its clusters
+  rollout   wait for a rollout, list revisions, undo, pause, resume and retry (as kubectl rollout)
 
 It reaches the hub as kubectl does (--kubeconfig, --context, -n). Exit codes: 0 ok, 1 bad usage or input,
-2 the hub unreachable, without the CRD or forbidden, 3 status found the PlacementManifestWork not Ready.
+2 the hub unreachable, without the CRD or forbidden, 3 status found the PlacementManifestWork not Ready (or
+rollout status found the rollout failed, or timed out).
 See docs/cli.md.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -75,6 +77,7 @@ See docs/cli.md.`,
 		newRenderCommand(s),
 		newPlanCommand(s),
 		newStatusCommand(s),
+		newRolloutCommand(s),
 		newVersionCommand(s),
 	)
 	root.InitDefaultCompletionCmd()
@@ -128,17 +131,15 @@ func newVersionCommand(s *Streams) *cobra.Command {
 	return cmd
 }
 
-// exactArgs accepts exactly n arguments, and names them when they are missing.
-func exactArgs(n int, names string) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		switch {
-		case len(args) == n:
-			return nil
-		case len(args) == 0:
-			return usageError("%s needs %s; see '%s --help'", cmd.CommandPath(), names, cmd.CommandPath())
-		default:
-			return usageError("%s takes %s, got %q; see '%s --help'", cmd.CommandPath(), names, strings.Join(args, " "), cmd.CommandPath())
-		}
+// nameArg accepts exactly one argument, the NAME of a PlacementManifestWork, and says so when it is missing.
+func nameArg(cmd *cobra.Command, args []string) error {
+	switch len(args) {
+	case 1:
+		return nil
+	case 0:
+		return usageError("%s needs NAME; see '%s --help'", cmd.CommandPath(), cmd.CommandPath())
+	default:
+		return usageError("%s takes NAME, got %q; see '%s --help'", cmd.CommandPath(), strings.Join(args, " "), cmd.CommandPath())
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ with what the tests get")
@@ -228,14 +229,21 @@ func TestCompletion(t *testing.T) {
 // Every command says what it does and shows how, with the name the user types.
 func TestHelp(t *testing.T) {
 	root := NewRootCommand(&Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
-	for _, c := range root.Commands() {
-		if c.Hidden || c.Name() == "help" {
-			continue
-		}
-		if c.Short == "" || (c.Long == "" && c.Name() != "version") || (c.Example == "" && c.Name() != "version") {
-			t.Errorf("%s lacks a short or long description or examples", c.Name())
+	var check func(cs []*cobra.Command)
+	check = func(cs []*cobra.Command) {
+		for _, c := range cs {
+			if c.Hidden || c.Name() == "help" {
+				continue
+			}
+			if c.Short == "" || (c.Long == "" && c.Name() != "version") || (c.Example == "" && c.Name() != "version") {
+				t.Errorf("%s lacks a short or long description or examples", c.CommandPath())
+			}
+			if c.Name() != "completion" {
+				check(c.Commands())
+			}
 		}
 	}
+	check(root.Commands())
 	r := run(t, "", "status", "--help")
 	if !strings.Contains(r.stdout, "Usage:\n  kubectl pmw status NAME [flags]") {
 		t.Errorf("help does not say kubectl pmw:\n%s", r.stdout)

@@ -44,7 +44,7 @@ not, so scripts can gate on it as on ` + "`kubectl wait`" + `, without waiting.`
 
   # Gate a pipeline step on Ready
   kubectl pmw status web >/dev/null || echo "not ready (exit $?)"`,
-		Args:              exactArgs(1, "NAME"),
+		Args:              nameArg,
 		ValidArgsFunction: hf.completeNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output, outputTable, outputWide, outputYAML, outputJSON); err != nil {

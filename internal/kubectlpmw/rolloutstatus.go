@@ -135,20 +135,21 @@ func RolloutProgress(pmw *workv1alpha1.PlacementManifestWork, paused bool) Progr
 		}
 		return c
 	}
-	if c := cond(workv1alpha1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
-		return Progress{Failed: true, Message: fmt.Sprintf("the rollout of %s cannot progress: %s: %s", ref, c.Reason, oneLine(c.Message))}
-	}
 	rollout := cond(workv1alpha1.ConditionRolloutComplete)
 	revision := ""
 	if r := st.CurrentRevision; r != nil {
 		revision = fmt.Sprintf(" (revision %d)", r.Revision)
 	}
+	if rollout != nil && rollout.Status == metav1.ConditionFalse && failedReasons[rollout.Reason] {
+		return Progress{Failed: true, Message: fmt.Sprintf("the rollout of %s%s failed: %s: %s", ref, revision, rollout.Reason, oneLine(rollout.Message))}
+	}
+	if c := cond(workv1alpha1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
+		return Progress{Failed: true, Message: fmt.Sprintf("the rollout of %s cannot progress: %s: %s", ref, c.Reason, oneLine(c.Message))}
+	}
 	s := st.PlacedManifestWorkSummary
 	switch {
 	case rollout == nil:
 		return Progress{Message: fmt.Sprintf("Waiting for the manager to report the rollout of %s...", ref)}
-	case rollout.Status == metav1.ConditionFalse && failedReasons[rollout.Reason]:
-		return Progress{Failed: true, Message: fmt.Sprintf("the rollout of %s%s failed: %s: %s", ref, revision, rollout.Reason, oneLine(rollout.Message))}
 	case rollout.Status == metav1.ConditionTrue && s.Available >= s.Total:
 		return Progress{Done: true, Message: fmt.Sprintf("%s successfully rolled out%s to %d clusters", ref, revision, s.Total)}
 	case rollout.Status == metav1.ConditionTrue:

@@ -78,8 +78,19 @@ func Events(old, updated *workv1alpha1.PlacementManifestWorkStatus) []Event {
 			out = append(out, Event{Type: corev1.EventTypeWarning, Reason: workv1alpha1.EventReasonRunFailed, Message: is.Message})
 		}
 	}
+	out = append(out, rolloutEvents(old, updated)...)
 	if !meta.IsStatusConditionTrue(old.Conditions, workv1alpha1.ConditionReady) && meta.IsStatusConditionTrue(updated.Conditions, workv1alpha1.ConditionReady) {
 		out = append(out, Event{Type: corev1.EventTypeNormal, Reason: EventReady, Message: meta.FindStatusCondition(updated.Conditions, workv1alpha1.ConditionReady).Message})
+	}
+	return out
+}
+
+// rolloutEvents are the events of the rollout's stops: RolloutPaused when spec.paused starts holding clusters back.
+func rolloutEvents(old, updated *workv1alpha1.PlacementManifestWorkStatus) []Event {
+	var out []Event
+	was, is := meta.FindStatusCondition(old.Conditions, workv1alpha1.ConditionRolloutComplete), meta.FindStatusCondition(updated.Conditions, workv1alpha1.ConditionRolloutComplete)
+	if is != nil && is.Reason == workv1alpha1.ReasonRolloutPaused && (was == nil || was.Reason != is.Reason) {
+		out = append(out, Event{Type: corev1.EventTypeNormal, Reason: workv1alpha1.EventReasonRolloutPaused, Message: is.Message})
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/revision"
 )
 
 // writeOp is one ManifestWork write: a create (no existing work), an update, or a delete.
@@ -104,6 +105,11 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 	wp.rollout.completion = completion
 	wp.recheck = minPositive(wp.rollout.recheck, completion.recheck)
 
+	wp.rollout.paused = pmw.Spec.Paused
+	// While paused, a cluster without a work still gets the current template when that is the completed
+	// revision: nothing new is held back then, and a paused PlacementManifestWork still serves a cluster that joins.
+	pausedCreates := pmw.Spec.Paused && currentIsCompleted(pmw)
+
 	wp.upToDate = make(map[string]bool, len(obs.clusters))
 	for _, cluster := range obs.clusters {
 		d, existing := desired[cluster], obs.owned[cluster]
@@ -118,6 +124,8 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 		switch {
 		case templateChange && wp.rollout.allowed != nil && !wp.rollout.allowed[cluster]:
 			// Not this cluster's turn: it keeps what it has, and a joining cluster waits.
+		case templateChange && pmw.Spec.Paused && (existing != nil || !pausedCreates):
+			// Paused: the cluster keeps what it carries (its shares too, as a held cluster's), a joining one waits.
 		case specChange || !manifestwork.UpToDate(existing, d):
 			wp.ops = append(wp.ops, writeOp{cluster: cluster, desired: d, existing: existing, templateChange: templateChange})
 		}
@@ -142,4 +150,14 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 		wp.recheck = minPositive(wp.recheck, left)
 	}
 	return wp
+}
+
+// currentIsCompleted reports whether the spec's template is the last completed revision (status.completedRevision).
+func currentIsCompleted(pmw *workv1alpha1.PlacementManifestWork) bool {
+	c := pmw.Status.CompletedRevision
+	if c == nil {
+		return false
+	}
+	data, err := revision.Data(pmw)
+	return err == nil && revision.Name(pmw.Name, data) == c.Name
 }

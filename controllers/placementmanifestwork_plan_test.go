@@ -16,6 +16,7 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/revision"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
@@ -54,6 +55,19 @@ func TestPlanWrites(t *testing.T) {
 			}
 		}
 		return out
+	}
+
+	// paused sets spec.paused, and status.completedRevision to the template of completed when it is set.
+	paused := func(p, completed *workv1alpha1.PlacementManifestWork) *workv1alpha1.PlacementManifestWork {
+		p.Spec.Paused = true
+		if completed != nil {
+			data, err := revision.Data(completed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Status.CompletedRevision = &workv1alpha1.RevisionReference{Revision: 1, Name: revision.Name(completed.Name, data)}
+		}
+		return p
 	}
 
 	type want struct {
@@ -126,6 +140,30 @@ func TestPlanWrites(t *testing.T) {
 			clusters: []string{"a", "b", "c"}, owned: works(newPMW("app:1", nil, nil), "a", "b"),
 			current: map[string]health.ClusterResult{"a": healthy, "b": healthy},
 			want:    want{deletes: []string{"a", "b"}},
+		},
+		"paused: no cluster gets the new template, a joining one waits; the shares of the current ones change at once": {
+			pmw: paused(newPMW("app:2", nil, nil), nil), clusters: []string{"a", "b", "c", "d"},
+			owned:   merge(works(newPMW("app:1", nil, nil), "a", "b"), works(newPMW("app:2", nil, nil), "c")),
+			current: map[string]health.ClusterResult{"a": healthy, "b": healthy, "c": healthy},
+			want:    want{writes: []string{"c"}, upToDate: []string{"c"}},
+		},
+		"paused with the current template completed: a joining cluster gets it": {
+			pmw: paused(newPMW("app:1", nil, nil), newPMW("app:1", nil, nil)), clusters: []string{"a", "b"},
+			owned:   works(newPMW("app:1", nil, nil), "a"),
+			current: map[string]health.ClusterResult{"a": healthy},
+			want:    want{writes: []string{"a", "b"}, upToDate: []string{"a"}},
+		},
+		"paused with an earlier template completed: a joining cluster waits": {
+			pmw: paused(newPMW("app:2", nil, nil), newPMW("app:1", nil, nil)), clusters: []string{"a", "b"},
+			owned:   works(newPMW("app:1", nil, nil), "a"),
+			current: map[string]health.ClusterResult{"a": healthy},
+			want:    want{},
+		},
+		"paused under a progressive rollout: the cluster whose turn it is waits too": {
+			pmw: paused(newPMW("app:2", progressive, nil), nil), clusters: []string{"a", "b", "c"},
+			owned:   works(newPMW("app:1", nil, nil), "a", "b", "c"),
+			current: map[string]health.ClusterResult{"a": healthy, "b": healthy, "c": healthy},
+			want:    want{},
 		},
 		"nothing decided with moveStrategy Immediate: the works go at once": {
 			pmw: newPMW("app:1", nil, immediate), owned: works(newPMW("app:1", nil, nil), "a", "b"),

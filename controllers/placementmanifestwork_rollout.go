@@ -55,8 +55,10 @@ type rolloutPlan struct {
 	// allowed are the clusters whose work may be created or brought to the current template; nil means all.
 	allowed map[string]bool
 	// timedOut are clusters that did not become available within progressDeadline.
-	timedOut     []string
-	maxFailures  bool
+	timedOut    []string
+	maxFailures bool
+	// paused is spec.paused: no cluster gets the current template unless nothing is held back (planWrites).
+	paused       bool
 	currentGroup string
 	recheck      time.Duration
 	err          error
@@ -158,8 +160,9 @@ func moveTimeout(pmw *workv1alpha1.PlacementManifestWork) time.Duration {
 	}
 }
 
-// rolloutStatus and rolloutCondition describe how far the current template has reached.
-func rolloutStatus(clusters []string, d *desired) (*workv1alpha1.RolloutStatus, metav1.Condition) {
+// rolloutStatus and rolloutCondition describe how far the current template has reached. current names the
+// current revision in messages ("revision 3"), or "the current template" when the revisions are not known.
+func rolloutStatus(clusters []string, d *desired, current string) (*workv1alpha1.RolloutStatus, metav1.Condition) {
 	st := &workv1alpha1.RolloutStatus{Total: int32(len(clusters)), CurrentGroup: d.rollout.currentGroup}
 	timedOut := map[string]bool{}
 	for _, c := range d.rollout.timedOut {
@@ -181,6 +184,10 @@ func rolloutStatus(clusters []string, d *desired) (*workv1alpha1.RolloutStatus, 
 	switch {
 	case d.rollout.err != nil:
 		cond.Reason, cond.Message = workv1alpha1.ReasonInvalidRolloutStrategy, d.rollout.err.Error()
+	case d.rollout.paused && st.Updated < st.Total:
+		cond.Reason = workv1alpha1.ReasonRolloutPaused
+		cond.Message = fmt.Sprintf("The rollout is paused (spec.paused): %s is held back from %d of %d clusters, which keep what they carry; set spec.paused to false to resume",
+			current, st.Total-st.Updated, st.Total)
 	case d.rollout.maxFailures:
 		cond.Reason = workv1alpha1.ReasonRolloutMaxFailures
 		cond.Message = fmt.Sprintf("The rollout stopped: %d of %d updated clusters failed, more than maxFailures allows; %d of %d clusters carry the current template", st.Failed, st.Updated, st.Updated, st.Total)

@@ -97,3 +97,30 @@ func TestPlanRollout(t *testing.T) {
 		})
 	}
 }
+
+// TestRolloutStatusPaused: spec.paused is RolloutPaused while some cluster is held back, naming the revision,
+// and not once every cluster carries the current template.
+func TestRolloutStatusPaused(t *testing.T) {
+	healthy := health.ClusterResult{Verdict: health.Verdict{State: health.Healthy}}
+	cases := map[string]struct {
+		upToDate   map[string]bool
+		paused     bool
+		wantReason string
+		wantMsg    string
+	}{
+		"paused, one cluster held": {upToDate: map[string]bool{"a": true}, paused: true, wantReason: workv1alpha1.ReasonRolloutPaused,
+			wantMsg: "The rollout is paused (spec.paused): revision 3 is held back from 1 of 2 clusters, which keep what they carry; set spec.paused to false to resume"},
+		"paused, nothing held": {upToDate: map[string]bool{"a": true, "b": true}, paused: true, wantReason: workv1alpha1.ReasonRolloutSucceeded,
+			wantMsg: "All 2 clusters carry the current template"},
+		"not paused": {upToDate: map[string]bool{"a": true}, wantReason: workv1alpha1.ReasonRolloutProgressing, wantMsg: "1 of 2 clusters carry the current template"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d := &desired{upToDate: tc.upToDate, current: map[string]health.ClusterResult{"a": healthy, "b": healthy}, rollout: rolloutPlan{paused: tc.paused}}
+			_, c := rolloutStatus([]string{"a", "b"}, d, "revision 3")
+			if c.Reason != tc.wantReason || c.Message != tc.wantMsg {
+				t.Errorf("got %s %q, want %s %q", c.Reason, c.Message, tc.wantReason, tc.wantMsg)
+			}
+		})
+	}
+}

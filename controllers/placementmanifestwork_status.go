@@ -105,7 +105,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	var rollout *metav1.Condition
 	if obs.plan != nil {
 		var c metav1.Condition
-		st.Rollout, c = rolloutStatus(obs.clusters, &obs.desired)
+		st.Rollout, c = rolloutStatus(obs.clusters, &obs.desired, currentRevisionName(obs))
 		setCondition(&st, pmw, c)
 		rollout = &c
 	} else {
@@ -141,6 +141,15 @@ func runAfterWrites(obs *observation, base []health.ManifestInput, outcomes []st
 		r, ok := results[c]
 		return r, withShares(base, obs.workShares(c)), ok
 	})
+}
+
+// currentRevisionName names the current revision in messages: "revision 3", or "the current template" when the
+// revisions are not known (a preview, or their write failed).
+func currentRevisionName(obs *observation) string {
+	if p := obs.revisionPlan; p != nil && obs.revisionError == nil {
+		return fmt.Sprintf("revision %d", p.Current.Revision)
+	}
+	return "the current template"
 }
 
 func written(obs *observation, cluster string) bool {

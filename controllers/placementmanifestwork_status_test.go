@@ -117,6 +117,8 @@ func TestEvents(t *testing.T) {
 	conflict := cond(workv1alpha1.ConditionManifestworkApplied, workv1alpha1.ReasonManifestWorkConflict, metav1.ConditionFalse)
 	ready := cond(workv1alpha1.ConditionReady, workv1alpha1.ReasonAllClustersAvailable, metav1.ConditionTrue)
 	running := cond(workv1alpha1.ConditionCompleted, workv1alpha1.ReasonRunning, metav1.ConditionFalse)
+	progressingRollout := cond(workv1alpha1.ConditionRolloutComplete, workv1alpha1.ReasonRolloutProgressing, metav1.ConditionFalse)
+	pausedRollout := cond(workv1alpha1.ConditionRolloutComplete, workv1alpha1.ReasonRolloutPaused, metav1.ConditionFalse)
 	cases := map[string]struct {
 		old, updated *workv1alpha1.PlacementManifestWorkStatus
 		want         []string
@@ -135,7 +137,9 @@ func TestEvents(t *testing.T) {
 			want: []string{workv1alpha1.EventReasonCompleted}},
 		"a run fails somewhere": {old: status(0, running), updated: status(1, cond(workv1alpha1.ConditionCompleted, workv1alpha1.ReasonClustersFailed, metav1.ConditionFalse)),
 			want: []string{EventDegraded, workv1alpha1.EventReasonRunFailed}},
-		"a run keeps running": {old: status(0, running), updated: status(0, running)},
+		"a run keeps running":      {old: status(0, running), updated: status(0, running)},
+		"the rollout is paused":    {old: status(0, progressingRollout), updated: status(0, pausedRollout), want: []string{workv1alpha1.EventReasonRolloutPaused}},
+		"the rollout stays paused": {old: status(0, pausedRollout), updated: status(0, pausedRollout)},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -135,6 +135,9 @@ const (
 	ReasonRolloutTimeout = "RolloutTimeout"
 	// ReasonInvalidRolloutStrategy: the rollout strategy cannot be used (for example a malformed duration).
 	ReasonInvalidRolloutStrategy = "InvalidRolloutStrategy"
+	// ReasonRolloutPaused: spec.paused holds the current revision back from some clusters; they keep what
+	// they carry until it is set to false.
+	ReasonRolloutPaused = "RolloutPaused"
 )
 
 // Reasons of the Completed condition.
@@ -185,6 +188,9 @@ const (
 	EventReasonCompleted = "Completed"
 	// EventReasonRunFailed (Warning): a run that finishes ended on every decided cluster, and failed on some.
 	EventReasonRunFailed = "RunFailed"
+	// EventReasonRolloutPaused (Normal): spec.paused started holding the current revision back from some
+	// clusters (RolloutComplete entered RolloutPaused).
+	EventReasonRolloutPaused = "RolloutPaused"
 )
 
 // Reasons of a ResourceInterpreter's Ready condition (ConditionReady: True when the manager compiled the

@@ -131,6 +131,14 @@ type PlacementManifestWorkSpec struct {
 	// +kubebuilder:validation:Maximum=1000
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
 
+	// paused, as a Deployment's, holds the rollout while true: no cluster receives a new revision of the
+	// template. A cluster whose ManifestWork carries an earlier template keeps it, and a cluster without one
+	// waits, unless the current revision is the completed one (status.completedRevision): nothing is held back
+	// then. Split shares that change (a cluster joined, left or failed over) still reach the clusters that run
+	// the current template. RolloutComplete is False with reason RolloutPaused while a cluster is held back.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
 	// decodeProblems are the fields of the stored spec that could not be decoded (see DecodeProblems).
 	decodeProblems []string `json:"-"`
 }

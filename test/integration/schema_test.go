@@ -500,7 +500,8 @@ const schemaBaseSpec = `{
      "patches": [{"op": "replace", "path": "/data/a", "expression": "cluster.name"}]}
   ],
   "splitCompanions": "Apportion",
-  "revisionHistoryLimit": 10
+  "revisionHistoryLimit": 10,
+  "paused": false
 }`
 
 const schemaBaseStatus = `{

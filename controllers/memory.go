@@ -52,6 +52,16 @@ type pmwMemory struct {
 	overrides           *override.Set
 	overridesErr        error
 	overridesGeneration int64
+	// rollbackName and rollbackSpec are the template-relevant spec recorded by the ControllerRevision named
+	// rollbackName (the completed revision a failurePolicy Rollback returns to), read once around the cache,
+	// which drops ControllerRevisions' data. A restart reads it again.
+	rollbackName string
+	rollbackSpec *workv1alpha1.PlacementManifestWorkSpec
+	// failure is status.failedRevision and retriedRevision as last decided (failureKnown), so a reconcile that
+	// reads a PlacementManifestWork whose status the cache does not show yet keeps the record. Seeded from
+	// the status after a restart.
+	failure      failureRecord
+	failureKnown bool
 }
 
 // get returns the PlacementManifestWork's memory, creating it; the caller holds mu.
@@ -233,4 +243,44 @@ func (m *memory) compiledOverrides(key types.NamespacedName, generation int64, c
 	p = m.get(key)
 	p.overrides, p.overridesErr, p.overridesGeneration = set, err, generation
 	return set, err
+}
+
+// revisionSpec returns the spec recorded by the named ControllerRevision, reading it with read only when the
+// memory holds another revision's (or none). A failed read is not remembered.
+func (m *memory) revisionSpec(key types.NamespacedName, name string, read func() (*workv1alpha1.PlacementManifestWorkSpec, error)) (*workv1alpha1.PlacementManifestWorkSpec, error) {
+	m.mu.Lock()
+	p := m.get(key)
+	if p.rollbackName == name && p.rollbackSpec != nil {
+		defer m.mu.Unlock()
+		return p.rollbackSpec, nil
+	}
+	m.mu.Unlock()
+	spec, err := read()
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p = m.get(key)
+	p.rollbackName, p.rollbackSpec = name, spec
+	return spec, nil
+}
+
+// failureRecord returns the failure record last decided, seeding it from the status when there is none.
+func (m *memory) failureRecord(key types.NamespacedName, st *workv1alpha1.PlacementManifestWorkStatus) failureRecord {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.get(key)
+	if !p.failureKnown {
+		p.failure, p.failureKnown = failureRecord{failed: st.FailedRevision.DeepCopy(), retried: st.RetriedRevision}, true
+	}
+	return failureRecord{failed: p.failure.failed.DeepCopy(), retried: p.failure.retried}
+}
+
+// setFailureRecord replaces the failure record.
+func (m *memory) setFailureRecord(key types.NamespacedName, r failureRecord) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.get(key)
+	p.failure, p.failureKnown = failureRecord{failed: r.failed.DeepCopy(), retried: r.retried}, true
 }

@@ -205,6 +205,10 @@ func (r *PlacementManifestWorkReconciler) gather(ctx context.Context, pmw *workv
 			}
 			obs.revisionsKnown = true
 		}
+
+		if obs.rollback, err = r.rollbackTarget(ctx, pmw, obs); err != nil {
+			return nil, 0, err
+		}
 	}
 	return obs, 0, nil
 }
@@ -234,33 +238,73 @@ func (r *PlacementManifestWorkReconciler) decide(ctx context.Context, pmw *workv
 	key := manifestwork.Owner(pmw)
 	mem := remembered{failover: r.memory.failoverStates(key, &pmw.Status)}
 	mem.delivered, mem.deliveredKnown = r.memory.deliveredShares(key)
-	d, invalid, recheck, err := desiredState(pmw, &obs.inputs, mem, r.now())
+	now := r.now()
+	d, invalid, recheck, err := desiredState(pmw, &obs.inputs, mem, now)
 	if err != nil {
 		return nil, 0, err
 	}
 	obs.desired = d
-	if d.failoverEvaluated {
-		r.memory.setFailoverStates(key, d.failoverStates)
-	}
 	if d.sharesDropped {
 		ctrl.LoggerFrom(ctx).Info("The split shares recorded on the ManifestWorks are not the ones the status reports; dividing afresh")
 	}
 	if invalid != nil {
+		r.rememberFailover(key, &obs.desired)
 		obs.invalid = invalid
 		return nil, recheck, nil
 	}
-	now := r.now()
 	// Kept in memory, not on the works: marking each leaving work would cost a write per cluster that leaves.
 	since := r.memory.leaving(key, leavingClusters(obs), now)
 	wp := planWrites(pmw, obs, since, now)
-	obs.rollout, obs.upToDate, obs.leaving = wp.rollout, wp.upToDate, wp.leaving
-	obs.writeErrors = append(obs.writeErrors, wp.buildErrors...)
+	// The revisions follow the spec, also while a failed revision is rolled back.
+	var revisionPlan *revision.Plan
 	if obs.revisionsKnown {
-		if obs.revisionPlan, err = planRevisions(pmw, &obs.inputs, &obs.desired); err != nil {
+		if revisionPlan, err = planRevisions(pmw, &obs.inputs, &obs.desired); err != nil {
 			return nil, 0, err
 		}
 	}
+	current, err := currentRevision(pmw, revisionPlan)
+	if err != nil {
+		return nil, 0, err
+	}
+	obs.rollout, obs.upToDate = wp.rollout, wp.upToDate
+	// The record is kept in memory too: a reconcile woken by a work before the cache shows the status that
+	// recorded a failure must not forget it (and roll the failed revision out again).
+	step := judgeFailure(pmw, failureInput{current: current, record: r.memory.failureRecord(key, &pmw.Status),
+		breached: wp.rollout.maxFailures, failedClusters: failedClusters(obs.clusters, &obs.desired), canRollBack: obs.rollback != nil})
+	r.memory.setFailureRecord(key, failureRecord{failed: step.failed, retried: step.retried})
+	switch {
+	case step.rollingBack:
+		// The desired state of the completed revision's template, paced by the rollout strategy: the clusters
+		// that carry the failed revision go back, the others already carry the completed one.
+		rb := obs.rollback
+		obs.template, obs.overrides, obs.planInput, obs.scoresExpire = rb.template, rb.overrides, rb.planInput, rb.scoresExpire
+		d, invalid, recheck, err = desiredState(rb.pmw, &obs.inputs, mem, now)
+		if err != nil {
+			return nil, 0, err
+		}
+		obs.desired = d
+		if invalid != nil {
+			r.rememberFailover(key, &obs.desired)
+			obs.invalid = invalid
+			return nil, recheck, nil
+		}
+		wp = planWrites(rb.pmw, obs, since, now)
+	case step.hold:
+		wp.ops = heldOps(wp.ops)
+	}
+	r.rememberFailover(key, &obs.desired)
+	wp.rollout.failure = step
+	obs.revisionPlan = revisionPlan
+	obs.rollout, obs.upToDate, obs.leaving = wp.rollout, wp.upToDate, wp.leaving
+	obs.writeErrors = append(obs.writeErrors, wp.buildErrors...)
 	return &wp, recheck, nil
+}
+
+// rememberFailover keeps the failover states the desired state evaluated.
+func (r *PlacementManifestWorkReconciler) rememberFailover(key types.NamespacedName, d *desired) {
+	if d.failoverEvaluated {
+		r.memory.setFailoverStates(key, d.failoverStates)
+	}
 }
 
 // statusChange is a status this reconcile stored, with the one it replaced on the API server.
@@ -330,6 +374,7 @@ func (r *PlacementManifestWorkReconciler) retryStatus(ctx context.Context, key t
 // again, or contradicted, by the reconcile that stores it.
 func (r *PlacementManifestWorkReconciler) recordStored(pmw *workv1alpha1.PlacementManifestWork, obs *observation, change *statusChange) {
 	r.record(pmw, &change.before, &change.after)
+	observeRollbacks(manifestwork.Owner(pmw), change)
 	r.observeMetrics(manifestwork.Owner(pmw), pmw.Generation, obs, change.after)
 }
 
@@ -387,6 +432,9 @@ type inputs struct {
 	// state is computed, except by a preview.
 	revisions      []*appsv1.ControllerRevision
 	revisionsKnown bool
+	// rollback is the last completed revision's template, read under failurePolicy Rollback while the current
+	// revision is another (see rollbackTarget); nil otherwise or when it cannot be used.
+	rollback *rollbackTarget
 }
 
 // desired is the desired state decided from the inputs.

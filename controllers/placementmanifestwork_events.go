@@ -85,14 +85,40 @@ func Events(old, updated *workv1alpha1.PlacementManifestWorkStatus) []Event {
 	return out
 }
 
-// rolloutEvents are the events of the rollout's stops: RolloutPaused when spec.paused starts holding clusters back.
+// rolloutEvents are the events of the rollout's stops: RolloutPaused when spec.paused starts holding clusters
+// back, RolloutFailed when a failed revision is recorded (failurePolicy Rollback) and RolledBack when no
+// cluster carries it any more.
 func rolloutEvents(old, updated *workv1alpha1.PlacementManifestWorkStatus) []Event {
 	var out []Event
 	was, is := meta.FindStatusCondition(old.Conditions, workv1alpha1.ConditionRolloutComplete), meta.FindStatusCondition(updated.Conditions, workv1alpha1.ConditionRolloutComplete)
 	if is != nil && is.Reason == workv1alpha1.ReasonRolloutPaused && (was == nil || was.Reason != is.Reason) {
 		out = append(out, Event{Type: corev1.EventTypeNormal, Reason: workv1alpha1.EventReasonRolloutPaused, Message: is.Message})
 	}
+	if newlyFailed(old, updated) {
+		msg := fmt.Sprintf("Revision %d failed on %s", updated.FailedRevision.Revision, failedNames(updated.FailedRevision))
+		if is != nil && is.Reason == workv1alpha1.ReasonRolledBack {
+			msg = is.Message
+		}
+		out = append(out, Event{Type: corev1.EventTypeWarning, Reason: workv1alpha1.EventReasonRolloutFailed, Message: msg})
+	}
+	if rolledBack(updated) && !rolledBack(old) {
+		out = append(out, Event{Type: corev1.EventTypeNormal, Reason: workv1alpha1.EventReasonRolledBack, Message: is.Message})
+	}
 	return out
+}
+
+// newlyFailed reports whether the updated status records a failed revision the old one did not.
+func newlyFailed(old, updated *workv1alpha1.PlacementManifestWorkStatus) bool {
+	n, o := updated.FailedRevision, old.FailedRevision
+	return n != nil && (o == nil || o.Name != n.Name || o.Revision != n.Revision)
+}
+
+// rolledBack reports whether a failed revision was rolled back on every cluster: RolloutComplete is RolledBack
+// and status.rollout, which then counts the clusters that carry the completed revision, counts them all.
+func rolledBack(st *workv1alpha1.PlacementManifestWorkStatus) bool {
+	c := meta.FindStatusCondition(st.Conditions, workv1alpha1.ConditionRolloutComplete)
+	return st.FailedRevision != nil && c != nil && c.Reason == workv1alpha1.ReasonRolledBack &&
+		st.Rollout != nil && st.Rollout.Updated == st.Rollout.Total
 }
 
 // record emits the events of a status change.

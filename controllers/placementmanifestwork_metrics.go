@@ -27,3 +27,11 @@ func (r *PlacementManifestWorkReconciler) observeMetrics(key types.NamespacedNam
 		}
 	}
 }
+
+// observeRollbacks counts a rollback when the stored status records a failed revision the previous one did
+// not (failurePolicy Rollback).
+func observeRollbacks(key types.NamespacedName, change *statusChange) {
+	if newlyFailed(&change.before, &change.after) {
+		metrics.Rollbacks.WithLabelValues(key.Namespace, key.Name).Inc()
+	}
+}

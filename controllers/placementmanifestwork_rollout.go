@@ -3,6 +3,7 @@ package controllers
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -62,6 +63,8 @@ type rolloutPlan struct {
 	currentGroup string
 	recheck      time.Duration
 	err          error
+	// failure is what failurePolicy made of the rollout (judgeFailure), handed on to computeStatus.
+	failure failureStep
 	// completion is what planWrites decided about a run whose manifests finish (ttlSecondsAfterFinished). It
 	// travels with the rollout plan, the part of planWrites' decision the reconciler hands on to computeStatus.
 	completion completionPlan
@@ -188,9 +191,19 @@ func rolloutStatus(clusters []string, d *desired, current string) (*workv1alpha1
 		cond.Reason = workv1alpha1.ReasonRolloutPaused
 		cond.Message = fmt.Sprintf("The rollout is paused (spec.paused): %s is held back from %d of %d clusters, which keep what they carry; set spec.paused to false to resume",
 			current, st.Total-st.Updated, st.Total)
+	case d.rollout.failure.rollingBack:
+		cond.Reason, cond.Message = workv1alpha1.ReasonRolledBack, rolledBackMessage(d.rollout.failure, st)
+	case d.rollout.failure.hold:
+		f := d.rollout.failure.failed
+		cond.Reason = workv1alpha1.ReasonRolloutMaxFailures
+		cond.Message = fmt.Sprintf("Revision %d failed on %s and cannot be rolled back: the completed revision's ControllerRevision cannot be read, so every cluster keeps what it carries; change the spec (revert it in git) or retry with kubectl pmw rollout retry",
+			f.Revision, failedNames(f))
 	case d.rollout.maxFailures:
 		cond.Reason = workv1alpha1.ReasonRolloutMaxFailures
 		cond.Message = fmt.Sprintf("The rollout stopped: %d of %d updated clusters failed, more than maxFailures allows; %d of %d clusters carry the current template", st.Failed, st.Updated, st.Updated, st.Total)
+		if d.rollout.failure.noTarget {
+			cond.Message += "; failurePolicy Rollback had nothing to return to: no earlier revision completed"
+		}
 	case len(d.rollout.timedOut) > 0:
 		cond.Reason = workv1alpha1.ReasonRolloutTimeout
 		cond.Message = fmt.Sprintf("Clusters %s did not become available within progressDeadline; %d of %d clusters carry the current template", names(d.rollout.timedOut), st.Updated, st.Total)
@@ -205,4 +218,26 @@ func rolloutStatus(clusters []string, d *desired, current string) (*workv1alpha1
 		cond.Message = fmt.Sprintf("All %d clusters carry the current template", st.Total)
 	}
 	return st, cond
+}
+
+// rolledBackMessage says which revision failed where, which completed revision the clusters return to, and
+// how far they are (st counts the clusters that carry it).
+func rolledBackMessage(f failureStep, st *workv1alpha1.RolloutStatus) string {
+	head := fmt.Sprintf("Revision %d failed on %s (more than maxFailures allows)", f.failed.Revision, failedNames(f.failed))
+	tail := "; it is not rolled out again until the spec changes (revert it in git) or kubectl pmw rollout retry asks for it"
+	if st.Updated < st.Total {
+		return fmt.Sprintf("%s and is being rolled back to revision %d, the last completed: %d of %d clusters carry it%s", head, f.to.Revision, st.Updated, st.Total, tail)
+	}
+	return fmt.Sprintf("%s and was rolled back to revision %d, the last completed, on every cluster%s", head, f.to.Revision, tail)
+}
+
+// failedNames names the failed clusters of a record: "clusters a, b and 3 more".
+func failedNames(f *workv1alpha1.FailedRevision) string {
+	switch {
+	case len(f.Clusters) == 0:
+		return "its clusters"
+	case f.ClustersNotListed > 0:
+		return fmt.Sprintf("clusters %s and %d more", strings.Join(f.Clusters, ", "), f.ClustersNotListed)
+	}
+	return "clusters " + strings.Join(f.Clusters, ", ")
 }

@@ -36,7 +36,12 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		// The works are kept while the Placement is missing or undecided, so they are what the status describes.
 		clusters = sortedKeys(obs.owned)
 	}
-	base := obs.kinds.Inputs(obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
+	// While a failed revision is rolled back, the works follow the completed revision's template.
+	tpl := pmw
+	if obs.rollout.failure.rollingBack && obs.rollback != nil {
+		tpl = obs.rollback.pmw
+	}
+	base := obs.kinds.Inputs(obs.template, tpl.Spec.ManifestWorkTemplate.ManifestConfigs)
 	outcomes := make([]status.ClusterOutcome, 0, len(clusters))
 	conflicted := make(map[string]bool, len(obs.conflicts))
 	for _, c := range obs.conflicts {
@@ -82,7 +87,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		st.Manifests = nil
 	}
 
-	if obs.failoverEvaluated || !hasSplit(pmw) || (pmw.Spec.Failover != nil && pmw.Spec.Failover.Disabled) {
+	if obs.failoverEvaluated || !hasSplit(tpl) || (pmw.Spec.Failover != nil && pmw.Spec.Failover.Disabled) {
 		// Without an evaluation (no usable decisions or template) the record stays as it was.
 		st.FailedOverClusters = int32(len(obs.failedOver))
 		st.FailedOver = failedOverStatus(obs.failoverStates, obs.failedOver)
@@ -112,6 +117,10 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		setCondition(&st, pmw, rolloutUnknown(&obs.inputs))
 	}
 	revisionStatus(&st, obs, rollout)
+	if f := obs.rollout.failure; f.evaluated {
+		// Without an evaluation (no usable decisions or template) the record stays as it was.
+		st.FailedRevision, st.RetriedRevision = f.failed, f.retried
+	}
 	ready, reconciling, stalled := readiness(obs, st.PlacedManifestWorkSummary, rollout)
 	if ready.Reason == workv1alpha1.ReasonClustersDegraded && len(st.UnhealthyClusters) > 0 && st.UnhealthyClusters[0].State == workv1alpha1.ClusterDegraded {
 		// The first degraded cluster's reason in the condition itself, for tools that show conditions only
@@ -187,9 +196,10 @@ func readiness(obs *observation, s workv1alpha1.PlacedManifestWorkSummary, rollo
 	case !obs.placementFound:
 		stalled.Status, stalled.Reason = metav1.ConditionTrue, workv1alpha1.ReasonPlacementNotFound
 		stalled.Message = fmt.Sprintf("Placement %q does not exist in this namespace", obs.placementName)
-	case rollout != nil && (rollout.Reason == workv1alpha1.ReasonInvalidRolloutStrategy || rollout.Reason == workv1alpha1.ReasonRolloutMaxFailures):
-		// Only the user unblocks these: a strategy sdk-go refuses, or a rollout stopped by maxFailures until the
-		// template is fixed.
+	case rollout != nil && (rollout.Reason == workv1alpha1.ReasonInvalidRolloutStrategy || rollout.Reason == workv1alpha1.ReasonRolloutMaxFailures ||
+		rollout.Reason == workv1alpha1.ReasonRolledBack):
+		// Only the user unblocks these: a strategy sdk-go refuses, or a rollout stopped by maxFailures (and rolled
+		// back) until the template is fixed or retried.
 		stalled.Status, stalled.Reason, stalled.Message = metav1.ConditionTrue, rollout.Reason, rollout.Message
 	}
 	switch {

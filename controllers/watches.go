@@ -18,12 +18,14 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 )
 
-// specOrDeletionChanged passes creations, deletions, and updates that change the spec or start deletion; the
-// controller's own status and finalizer writes do not wake it again.
+// specOrDeletionChanged passes creations, deletions, and updates that change the spec, start deletion or ask
+// for a retry (workv1alpha1.AnnotationRetryRevision); the controller's own status and finalizer writes do not
+// wake it again.
 func specOrDeletionChanged() predicate.Predicate {
 	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
+			return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero() ||
+				e.ObjectOld.GetAnnotations()[workv1alpha1.AnnotationRetryRevision] != e.ObjectNew.GetAnnotations()[workv1alpha1.AnnotationRetryRevision]
 		},
 	})
 }

@@ -138,6 +138,10 @@ const (
 	// ReasonRolloutPaused: spec.paused holds the current revision back from some clusters; they keep what
 	// they carry until it is set to false.
 	ReasonRolloutPaused = "RolloutPaused"
+	// ReasonRolledBack: the current revision failed under failurePolicy Rollback (status.failedRevision): the
+	// clusters that carried it return, or have returned, to the last completed revision, until the spec changes
+	// or a retry is asked for.
+	ReasonRolledBack = "RolledBack"
 )
 
 // Reasons of the Completed condition.
@@ -191,6 +195,12 @@ const (
 	// EventReasonRolloutPaused (Normal): spec.paused started holding the current revision back from some
 	// clusters (RolloutComplete entered RolloutPaused).
 	EventReasonRolloutPaused = "RolloutPaused"
+	// EventReasonRolloutFailed (Warning): the current revision failed under failurePolicy Rollback
+	// (status.failedRevision was set); the rollback starts.
+	EventReasonRolloutFailed = "RolloutFailed"
+	// EventReasonRolledBack (Normal): no cluster carries the failed revision any more: every decided cluster
+	// carries the last completed revision again.
+	EventReasonRolledBack = "RolledBack"
 )
 
 // Reasons of a ResourceInterpreter's Ready condition (ConditionReady: True when the manager compiled the

@@ -139,9 +139,30 @@ type PlacementManifestWorkSpec struct {
 	// +optional
 	Paused bool `json:"paused,omitempty"`
 
+	// failurePolicy says what happens when a progressive rollout fails (more clusters failed or timed out than
+	// rolloutStrategy's maxFailures allows): Pause (the default when empty) stops the rollout where it is;
+	// Rollback returns the clusters that carry the failed revision to the last completed revision
+	// (status.completedRevision), at the rollout strategy's pace, and records the failed revision in
+	// status.failedRevision. The spec is not changed: the failed revision is not rolled out again until the spec
+	// changes or the annotation work.open-cluster-management.io/retry-revision names it. The All strategy never
+	// reports a failure, so Rollback needs a Progressive or ProgressivePerGroup strategy.
+	// +optional
+	FailurePolicy RolloutFailurePolicy `json:"failurePolicy,omitempty"`
+
 	// decodeProblems are the fields of the stored spec that could not be decoded (see DecodeProblems).
 	decodeProblems []string `json:"-"`
 }
+
+// RolloutFailurePolicy says what happens when a rollout fails.
+// +kubebuilder:validation:Enum=Pause;Rollback
+type RolloutFailurePolicy string
+
+const (
+	// FailurePolicyPause stops a failed rollout where it is (the default).
+	FailurePolicyPause RolloutFailurePolicy = "Pause"
+	// FailurePolicyRollback returns the clusters that carry the failed revision to the last completed one.
+	FailurePolicyRollback RolloutFailurePolicy = "Rollback"
+)
 
 // SplitCompanionsMode says what becomes of a split workload's HorizontalPodAutoscaler and PodDisruptionBudget.
 // +kubebuilder:validation:Enum=Apportion;Copy
@@ -424,6 +445,21 @@ type PlacementManifestWorkStatus struct {
 	// +optional
 	CompletedRevision *RevisionReference `json:"completedRevision,omitempty"`
 
+	// failedRevision is the revision whose rollout failed under failurePolicy Rollback: while it is the
+	// current spec's revision, the clusters that carried it are returned to completedRevision and it is not
+	// rolled out again. Cleared when the spec moves to another template or a retry is asked for (the annotation
+	// work.open-cluster-management.io/retry-revision set to its number).
+	// +optional
+	FailedRevision *FailedRevision `json:"failedRevision,omitempty"`
+
+	// retriedRevision is the number of the revision whose retry (the annotation
+	// work.open-cluster-management.io/retry-revision) was last consumed: the same annotation does not retry it
+	// again.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=9007199254740991
+	RetriedRevision int64 `json:"retriedRevision,omitempty"`
+
 	// failedOverClusters is the number of clusters whose split shares are currently carried by others.
 	// +optional
 	// +kubebuilder:validation:Minimum=-2147483648
@@ -522,6 +558,28 @@ type RevisionReference struct {
 	// name is the ControllerRevision's name.
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
+}
+
+// FailedRevision is a revision whose rollout failed, and the clusters it failed on.
+type FailedRevision struct {
+	// revision is the failed revision's number.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=9007199254740991
+	Revision int64 `json:"revision"`
+	// name is the failed revision's ControllerRevision.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// clusters names, sorted, at most 10 of the clusters that failed (degraded or timed out) on it.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	// +kubebuilder:validation:items:MaxLength=253
+	Clusters []string `json:"clusters,omitempty"`
+	// clustersNotListed is how many more clusters failed than clusters names.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
+	ClustersNotListed int32 `json:"clustersNotListed,omitempty"`
 }
 
 // ManifestSummary aggregates one manifest of the template across the decided clusters.

@@ -40,4 +40,9 @@ const (
 	// AnnotationUpdatedAt is when the manager last changed the work's template: the start of that cluster's
 	// rollout step, from which progressDeadline is counted.
 	AnnotationUpdatedAt = "work.open-cluster-management.io/placementmanifestwork-updated-at"
+
+	// AnnotationRetryRevision, on a PlacementManifestWork, asks the manager to roll its failed revision out
+	// again (kubectl pmw rollout retry sets it): its value is the revision's number, so a retry applies to
+	// status.failedRevision only when the numbers match, and once (status.retriedRevision).
+	AnnotationRetryRevision = "work.open-cluster-management.io/retry-revision"
 )

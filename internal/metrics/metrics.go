@@ -29,6 +29,12 @@ var (
 		Help: "ManifestWork creates, updates and deletes that failed.",
 	}, []string{"operation"})
 
+	// Rollbacks counts the failed revisions each PlacementManifestWork rolled back (failurePolicy Rollback).
+	Rollbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "rollbacks_total",
+		Help: "Failed revisions of a PlacementManifestWork that failurePolicy Rollback rolled back.",
+	}, []string{"namespace", "name"})
+
 	// FanOutSeconds is the time from the manager first seeing a PlacementManifestWork generation to every
 	// decided cluster having that generation's ManifestWork.
 	FanOutSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -39,12 +45,13 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(ManifestWorks, Clusters, WriteErrors, FanOutSeconds)
+	ctrlmetrics.Registry.MustRegister(ManifestWorks, Clusters, WriteErrors, Rollbacks, FanOutSeconds)
 }
 
 // Forget removes a deleted PlacementManifestWork's series.
 func Forget(pmw types.NamespacedName) {
 	ManifestWorks.DeleteLabelValues(pmw.Namespace, pmw.Name)
+	Rollbacks.DeleteLabelValues(pmw.Namespace, pmw.Name)
 	for _, h := range []string{"available", "progressing", "degraded"} {
 		Clusters.DeleteLabelValues(pmw.Namespace, pmw.Name, h)
 	}

@@ -6,7 +6,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
@@ -89,5 +92,117 @@ var _ = Describe("Pause and failed rollouts", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionRolloutComplete).Status).To(Equal(T))
 		}, timeout, interval).Should(Succeed())
+	})
+
+	// failing brings the PlacementManifestWork, whose template v1 completed on every cluster, to template v2
+	// under Progressive maxConcurrency 1, maxFailures 0 and the failure policy, and plays the first cluster's
+	// agent failing to apply v2 (degraded). It returns each cluster's work generation before the change.
+	failing := func(pmw *workv1alpha1.PlacementManifestWork, clusters []string, policy workv1alpha1.RolloutFailurePolicy) map[string]int64 {
+		completed(pmw, clusters, "1")
+		before := map[string]int64{}
+		Eventually(func(g Gomega) {
+			for c, w := range fw.WorksByCluster(g, pmw) {
+				before[c] = w.Generation
+			}
+		}, timeout, interval).Should(Succeed())
+		fw.UpdatePMW(pmw, func(cur *workv1alpha1.PlacementManifestWork) {
+			cur.Spec.FailurePolicy = policy
+			cur.Spec.RolloutStrategy = &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive, Progressive: &clusterv1alpha1.RolloutProgressive{
+				MaxConcurrency: intstr.FromInt32(1), RolloutConfig: clusterv1alpha1.RolloutConfig{MaxFailures: intstr.FromInt32(0)}}}
+			cur.Spec.ManifestWorkTemplate = template("2")
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(values(g, pmw)).To(Equal(map[string]string{clusters[0]: "2", clusters[1]: "1", clusters[2]: "1"}))
+		}, timeout, interval).Should(Succeed())
+		fw.AgentReports(pmw, clusters[0], map[string]metav1.ConditionStatus{workv1.WorkApplied: F, workv1.WorkAvailable: F})
+		return before
+	}
+	retry := func(pmw *workv1alpha1.PlacementManifestWork, n string) {
+		fw.UpdatePMW(pmw, func(cur *workv1alpha1.PlacementManifestWork) {
+			if cur.Annotations == nil {
+				cur.Annotations = map[string]string{}
+			}
+			cur.Annotations[workv1alpha1.AnnotationRetryRevision] = n
+		})
+	}
+
+	It("rolls a failed revision back on the clusters that had it only, keeps it back, and retries it on request", func() {
+		clusters := fw.NewClusters(3)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		pmw := framework.MakePMW("rollback", ns).Placement("p").
+			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		before := failing(pmw, clusters, workv1alpha1.FailurePolicyRollback)
+
+		// The first cluster goes back to exactly v1's manifests; the others were never written.
+		v1 := map[string]*workv1.ManifestWork{}
+		Eventually(func(g Gomega) {
+			cur := fw.Current(g, pmw)
+			g.Expect(meta.FindStatusCondition(cur.Status.Conditions, workv1alpha1.ConditionRolloutComplete).Message).To(ContainSubstring("rolled back"))
+			g.Expect(values(g, pmw)).To(Equal(all(clusters, "1")))
+			g.Expect(cur.Status.FailedRevision).To(Equal(&workv1alpha1.FailedRevision{Revision: 2, Name: cur.Status.CurrentRevision.Name, Clusters: []string{clusters[0]}}))
+			g.Expect(cur.Status.CompletedRevision.Revision).To(BeEquivalentTo(1))
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionRolloutComplete)
+			g.Expect(c.Status).To(Equal(F))
+			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonRolledBack))
+			g.Expect(c.Message).To(And(ContainSubstring("Revision 2 failed on clusters "+clusters[0]), ContainSubstring("rolled back to revision 1")))
+			stalled := meta.FindStatusCondition(cur.Status.Conditions, workv1alpha1.ConditionStalled)
+			g.Expect(stalled.Status).To(Equal(T))
+			g.Expect(stalled.Reason).To(Equal(workv1alpha1.ReasonRolledBack))
+			// The spec is the user's: still v2.
+			g.Expect(cur.Spec.ManifestWorkTemplate).To(Equal(template("2")))
+			works := fw.WorksByCluster(g, pmw)
+			for _, c := range clusters {
+				w := works[c]
+				v1[c] = &w
+			}
+			for _, c := range clusters[1:] {
+				g.Expect(v1[c].Generation).To(Equal(before[c]), "cluster %s was written", c)
+			}
+		}, timeout, interval).Should(Succeed())
+		Expect(v1[clusters[0]].Spec.Workload).To(Equal(v1[clusters[1]].Spec.Workload))
+		Expect(v1[clusters[0]].Annotations[workv1alpha1.AnnotationTemplateHash]).To(Equal(v1[clusters[1]].Annotations[workv1alpha1.AnnotationTemplateHash]))
+
+		// Not retried by later reconciles, even once the first cluster is available again on v1.
+		fw.AgentReports(pmw, clusters[0], map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T})
+		Consistently(func(g Gomega) {
+			g.Expect(values(g, pmw)).To(Equal(all(clusters, "1")))
+			g.Expect(fw.Current(g, pmw).Status.FailedRevision).NotTo(BeNil())
+		}, "3s", interval).Should(Succeed())
+
+		// A retry of another revision does nothing.
+		retry(pmw, "1")
+		Consistently(func(g Gomega) {
+			g.Expect(values(g, pmw)).To(Equal(all(clusters, "1")))
+			g.Expect(fw.Current(g, pmw).Status.FailedRevision).NotTo(BeNil())
+		}, "2s", interval).Should(Succeed())
+
+		// The failed revision's number retries it: the first cluster gets v2 again, the spec is unchanged.
+		retry(pmw, "2")
+		Eventually(func(g Gomega) {
+			g.Expect(values(g, pmw)).To(Equal(map[string]string{clusters[0]: "2", clusters[1]: "1", clusters[2]: "1"}))
+			cur := fw.Current(g, pmw)
+			g.Expect(cur.Status.FailedRevision).To(BeNil())
+			g.Expect(cur.Status.RetriedRevision).To(BeEquivalentTo(2))
+			g.Expect(cur.Spec.ManifestWorkTemplate).To(Equal(template("2")))
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("stops a failed rollout where it is under failurePolicy Pause", func() {
+		clusters := fw.NewClusters(3)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		pmw := framework.MakePMW("pause-policy", ns).Placement("p").
+			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		failing(pmw, clusters, workv1alpha1.FailurePolicyPause)
+
+		Eventually(func(g Gomega) {
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionRolloutComplete)
+			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonRolloutMaxFailures))
+		}, timeout, interval).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(values(g, pmw)).To(Equal(map[string]string{clusters[0]: "2", clusters[1]: "1", clusters[2]: "1"}))
+			g.Expect(fw.Current(g, pmw).Status.FailedRevision).To(BeNil())
+		}, "2s", interval).Should(Succeed())
 	})
 })

@@ -501,7 +501,8 @@ const schemaBaseSpec = `{
   ],
   "splitCompanions": "Apportion",
   "revisionHistoryLimit": 10,
-  "paused": false
+  "paused": false,
+  "failurePolicy": "Rollback"
 }`
 
 const schemaBaseStatus = `{
@@ -521,6 +522,8 @@ const schemaBaseStatus = `{
   "rollout": {"updated": 1, "total": 1, "succeeded": 1, "failed": 0, "currentGroup": "g"},
   "currentRevision": {"revision": 2, "name": "web-1234567890"},
   "completedRevision": {"revision": 1, "name": "web-0987654321"},
+  "failedRevision": {"revision": 2, "name": "web-1234567890", "clusters": ["c1"], "clustersNotListed": 0},
+  "retriedRevision": 0,
   "failedOverClusters": 0,
   "failedOver": [{"cluster": "c1", "since": "2024-01-01T00:00:00Z"}],
   "leavingClusters": 0,

@@ -1,0 +1,268 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/revision"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
+)
+
+// maxFailedClustersListed bounds status.failedRevision.clusters.
+const maxFailedClustersListed = 10
+
+// errRevisionUnusable is a ControllerRevision that is not this PlacementManifestWork's or whose data does not
+// decode.
+var errRevisionUnusable = errors.New("the ControllerRevision is not this PlacementManifestWork's or its data does not decode")
+
+// rollbackTarget is the last completed revision as failurePolicy Rollback returns to it: a copy of the
+// PlacementManifestWork whose template-relevant spec is the revision's, and what gather reads for it.
+type rollbackTarget struct {
+	pmw          *workv1alpha1.PlacementManifestWork
+	template     []template.Manifest
+	overrides    *override.Set
+	planInput    planner.Input
+	scoresExpire time.Duration
+}
+
+// failureRecord is status.failedRevision and status.retriedRevision as the manager last decided them.
+type failureRecord struct {
+	failed  *workv1alpha1.FailedRevision
+	retried int64
+}
+
+// failureInput is what judgeFailure weighs besides the PlacementManifestWork's spec.
+type failureInput struct {
+	// record is the failure record before this reconcile (memory, seeded from the status).
+	record failureRecord
+	// current is the current spec's revision.
+	current workv1alpha1.RevisionReference
+	// breached is set when the rollout strategy reports more failures than maxFailures on the current revision.
+	breached bool
+	// failedClusters are the clusters that carry the current revision and failed (degraded or timed out), sorted.
+	failedClusters []string
+	// canRollBack is set when the completed revision's template was read and can be delivered.
+	canRollBack bool
+}
+
+// failureStep is what judgeFailure decided: status.failedRevision and retriedRevision after this reconcile, and
+// which desired state the works follow.
+type failureStep struct {
+	// evaluated is set when the step was judged (a plan exists); otherwise the status keeps its record.
+	evaluated bool
+	failed    *workv1alpha1.FailedRevision
+	retried   int64
+	// recorded is set when failed was recorded by this reconcile; retry when a retry was consumed.
+	recorded, retry bool
+	// rollingBack: the works follow the completed revision (to), at the rollout strategy's pace.
+	rollingBack bool
+	to          *workv1alpha1.RevisionReference
+	// hold: a failure is recorded but the completed revision cannot be delivered (its ControllerRevision cannot
+	// be read or used): no cluster gets a new template, as under Pause.
+	hold bool
+	// noTarget: failurePolicy Rollback, a failed rollout, and no completed revision to return to.
+	noTarget bool
+}
+
+// judgeFailure decides, without I/O, what failurePolicy makes of the current rollout:
+//   - a record whose revision is no longer the current spec's (the spec moved to another template, or back to
+//     the failed one under a new number) or under another policy than Rollback is cleared;
+//   - the retry annotation naming the recorded revision, once per revision (status.retriedRevision), clears it
+//     and the revision is rolled out again;
+//   - with failurePolicy Rollback, a rollout that breached maxFailures is recorded when a completed revision
+//     other than the current one exists (otherwise it stops, as under Pause: noTarget);
+//   - while a record names the current revision, the works follow the completed revision (rollingBack), or stay
+//     as they are when it cannot be delivered (hold).
+func judgeFailure(pmw *workv1alpha1.PlacementManifestWork, in failureInput) failureStep {
+	step := failureStep{evaluated: true, failed: in.record.failed.DeepCopy(), retried: in.record.retried, to: pmw.Status.CompletedRevision.DeepCopy()}
+	rollback := pmw.Spec.FailurePolicy == workv1alpha1.FailurePolicyRollback
+	switch f := step.failed; {
+	case f == nil:
+	case !rollback || f.Name != in.current.Name || f.Revision != in.current.Revision:
+		step.failed = nil
+	case retryAsked(pmw) == f.Revision && f.Revision != step.retried:
+		step.failed, step.retried, step.retry = nil, f.Revision, true
+	}
+	hasTarget := step.to != nil && step.to.Name != in.current.Name
+	if step.failed == nil && !step.retry && rollback && in.breached {
+		if hasTarget {
+			step.recorded = true
+			step.failed = &workv1alpha1.FailedRevision{Revision: in.current.Revision, Name: in.current.Name}
+			listed := in.failedClusters
+			if len(listed) > maxFailedClustersListed {
+				listed = listed[:maxFailedClustersListed]
+			}
+			step.failed.Clusters = append([]string(nil), listed...)
+			step.failed.ClustersNotListed = int32(len(in.failedClusters) - len(listed))
+		} else {
+			step.noTarget = true
+		}
+	}
+	if step.failed != nil {
+		step.rollingBack = hasTarget && in.canRollBack
+		step.hold = !step.rollingBack
+	}
+	return step
+}
+
+// retryAsked is the revision number the retry annotation names, or -1.
+func retryAsked(pmw *workv1alpha1.PlacementManifestWork) int64 {
+	v, ok := pmw.Annotations[workv1alpha1.AnnotationRetryRevision]
+	if !ok {
+		return -1
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
+}
+
+// failedClusters are the clusters that carry the current template and failed: degraded or timed out, sorted.
+func failedClusters(clusters []string, d *desired) []string {
+	timedOut := map[string]bool{}
+	for _, c := range d.rollout.timedOut {
+		timedOut[c] = true
+	}
+	var out []string
+	for _, c := range clusters {
+		if d.upToDate[c] && (timedOut[c] || d.current[c].State == health.Degraded) {
+			out = append(out, c)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// currentRevision is the current spec's revision: the revision plan's, or without one (a preview) the status'
+// when it names the current template, or the template's name alone.
+func currentRevision(pmw *workv1alpha1.PlacementManifestWork, p *revision.Plan) (workv1alpha1.RevisionReference, error) {
+	if p != nil {
+		return p.Current, nil
+	}
+	data, err := revision.Data(pmw)
+	if err != nil {
+		return workv1alpha1.RevisionReference{}, err
+	}
+	name := revision.Name(pmw.Name, data)
+	if c := pmw.Status.CurrentRevision; c != nil && c.Name == name {
+		return *c, nil
+	}
+	return workv1alpha1.RevisionReference{Name: name}, nil
+}
+
+// heldOps drops the writes that would bring a cluster a new template: what a recorded failure that cannot be
+// rolled back holds, as Pause would.
+func heldOps(ops []writeOp) []writeOp {
+	out := ops[:0]
+	for _, op := range ops {
+		if op.delete || !op.templateChange {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// withRevisionSpec is a copy of pmw whose template-relevant spec (see revision.Data) is spec's.
+func withRevisionSpec(pmw *workv1alpha1.PlacementManifestWork, spec *workv1alpha1.PlacementManifestWorkSpec) *workv1alpha1.PlacementManifestWork {
+	out := pmw.DeepCopy()
+	s := spec.DeepCopy()
+	out.Spec.ManifestWorkTemplate = s.ManifestWorkTemplate
+	out.Spec.DistributionStrategy = s.DistributionStrategy
+	out.Spec.Overrides = s.Overrides
+	out.Spec.SplitCompanions = s.SplitCompanions
+	out.Spec.PropagateDependencies = s.PropagateDependencies
+	return out
+}
+
+// rollbackTarget reads, under failurePolicy Rollback while the current revision is not the completed one, the
+// completed revision's template: its ControllerRevision's data, read around the cache (which drops it) once per
+// revision (memory), then what gather reads for a spec (template, dependencies, overrides, cluster facts). It
+// returns nil when there is nothing to return to or the revision cannot be used; the reconcile then acts as
+// under Pause.
+func (r *PlacementManifestWorkReconciler) rollbackTarget(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, obs *observation) (*rollbackTarget, error) {
+	completed := pmw.Status.CompletedRevision
+	if pmw.Spec.FailurePolicy != workv1alpha1.FailurePolicyRollback || completed == nil {
+		return nil, nil
+	}
+	data, err := revision.Data(pmw)
+	if err != nil {
+		return nil, err
+	}
+	if revision.Name(pmw.Name, data) == completed.Name {
+		return nil, nil
+	}
+	log := ctrl.LoggerFrom(ctx)
+	spec, err := r.memory.revisionSpec(manifestwork.Owner(pmw), completed.Name, func() (*workv1alpha1.PlacementManifestWorkSpec, error) {
+		return r.readRevisionSpec(ctx, pmw, completed.Name)
+	})
+	if apierrors.IsNotFound(err) || errors.Is(err, errRevisionUnusable) {
+		log.Info("The completed revision's ControllerRevision cannot be read; a failed rollout cannot be rolled back", "revision", completed.Name, "error", err)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	t := &rollbackTarget{pmw: withRevisionSpec(pmw, spec)}
+	var invalid *planner.InvalidError
+	if t.template, err = planner.ParseTemplate(t.pmw); err == nil && t.pmw.Spec.PropagateDependencies {
+		var deps []template.Manifest
+		if deps, invalid, err = r.dependencies(ctx, t.pmw, obs.kinds, t.template); err != nil {
+			return nil, err
+		}
+		t.template = append(t.template, deps...)
+	}
+	if err == nil && invalid == nil && len(t.pmw.Spec.Overrides) > 0 {
+		// Compiled per reconcile while the rollback lasts: the compiled overrides in memory are the spec's.
+		if t.overrides, err = override.Compile(t.pmw.Spec.Overrides); err == nil {
+			if problems := t.overrides.CheckTemplate(t.template, planner.TemplateSplitFields(t.pmw, t.template, obs.kinds)); len(problems) > 0 {
+				err = problems
+			}
+		}
+	}
+	if err != nil || invalid != nil {
+		log.Info("The completed revision cannot be delivered again; a failed rollout cannot be rolled back", "revision", completed.Name, "error", err, "invalid", invalid)
+		return nil, nil
+	}
+	if t.planInput, t.scoresExpire, err = r.planInput(ctx, t.pmw, obs.clusters); err != nil {
+		return nil, err
+	}
+	t.planInput.Overrides = t.overrides
+	return t, nil
+}
+
+// readRevisionSpec reads the named ControllerRevision of pmw around the cache and decodes its data.
+func (r *PlacementManifestWorkReconciler) readRevisionSpec(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, name string) (*workv1alpha1.PlacementManifestWorkSpec, error) {
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.reader()
+	}
+	cr := &appsv1.ControllerRevision{}
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: pmw.Namespace, Name: name}, cr); err != nil {
+		return nil, fmt.Errorf("reading ControllerRevision %s: %w", name, err)
+	}
+	if ref := metav1.GetControllerOf(cr); ref == nil || ref.UID != pmw.UID {
+		return nil, errRevisionUnusable
+	}
+	spec := &workv1alpha1.PlacementManifestWorkSpec{}
+	if err := json.Unmarshal(cr.Data.Raw, spec); err != nil || len(spec.DecodeProblems()) > 0 {
+		return nil, errRevisionUnusable
+	}
+	return spec, nil
+}

@@ -25,11 +25,6 @@ import (
 // revision.
 const AnnotationChangeCause = "kubernetes.io/change-cause"
 
-// AnnotationRetryRevision asks the manager to roll out a failed revision again; its value is the revision's
-// number, so a retry of an old failure does not retry a new one.
-// TODO: move to api/v1alpha1/well_known.go with the failure policy that reads it.
-const AnnotationRetryRevision = "work.open-cluster-management.io/retry-revision"
-
 func newRolloutCommand(s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollout",

@@ -301,7 +301,7 @@ func TestRolloutProgress(t *testing.T) {
 		"stopped by maxFailures, which also stalls it": {pmw: pmw(3, 3, 1, cond(rollout, F, workv1alpha1.ReasonRolloutMaxFailures, 3),
 			cond(workv1alpha1.ConditionStalled, T, workv1alpha1.ReasonRolloutMaxFailures, 3)),
 			want: Progress{Failed: true, Message: "the rollout of placementmanifestwork/web (revision 4) failed: RolloutMaxFailures: says RolloutMaxFailures"}},
-		"rolled back": {pmw: pmw(3, 3, 3, cond(rollout, F, ReasonRolledBack, 3)),
+		"rolled back": {pmw: pmw(3, 3, 3, cond(rollout, F, workv1alpha1.ReasonRolledBack, 3)),
 			want: Progress{Failed: true, Message: "the rollout of placementmanifestwork/web (revision 4) failed: RolledBack: says RolledBack"}},
 		"stalled": {pmw: pmw(3, 3, 3, cond(workv1alpha1.ConditionStalled, T, workv1alpha1.ReasonInvalidOverride, 3), cond(rollout, T, workv1alpha1.ReasonRolloutSucceeded, 3)),
 			want: Progress{Failed: true, Message: "the rollout of placementmanifestwork/web cannot progress: InvalidOverride: says InvalidOverride"}},

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 )
 
 // PausePatch is the JSON merge patch that pauses (true) or resumes (false) a PlacementManifestWork: it sets
@@ -26,7 +28,7 @@ func PausePatch(pause bool) []byte {
 // RetryPatch is the JSON merge patch that asks the manager to roll out the failed revision n again.
 func RetryPatch(n int64) []byte {
 	b, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
-		AnnotationRetryRevision: strconv.FormatInt(n, 10),
+		workv1alpha1.AnnotationRetryRevision: strconv.FormatInt(n, 10),
 	}}})
 	return b
 }

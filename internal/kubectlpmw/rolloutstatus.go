@@ -15,17 +15,12 @@ import (
 // statusPollInterval is how often rollout status reads the PlacementManifestWork while it waits.
 const statusPollInterval = time.Second
 
-// ReasonRolledBack is the reason of RolloutComplete False when the failure policy Rollback took the clusters
-// back to the last completed revision.
-// TODO: use the constant of api/v1alpha1 once the failure policy lands there.
-const ReasonRolledBack = "RolledBack"
-
 // failedReasons are the reasons of RolloutComplete False that end a rollout: it does not go on by itself.
 var failedReasons = map[string]bool{
 	workv1alpha1.ReasonRolloutMaxFailures:     true,
 	workv1alpha1.ReasonRolloutTimeout:         true,
 	workv1alpha1.ReasonInvalidRolloutStrategy: true,
-	ReasonRolledBack:                          true,
+	workv1alpha1.ReasonRolledBack:             true,
 }
 
 func newRolloutStatusCommand(s *Streams) *cobra.Command {

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	. "github.com/onsi/gomega"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
@@ -19,6 +17,7 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/kubectlpmw"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/yamlobjects"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework/suite"
 )
 
 // `kubectl pmw plan` as a user runs it: the file goes to the API server as a dry run first, then
@@ -37,21 +36,8 @@ var _ = Describe("kubectl pmw plan", func() {
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
 	})
 
-	kubeconfig := func(name string, groups ...string) string {
-		user, err := fw.Env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
-		Expect(err).NotTo(HaveOccurred())
-		data, err := user.KubeConfig()
-		Expect(err).NotTo(HaveOccurred())
-		path := filepath.Join(dir, name+".kubeconfig")
-		Expect(os.WriteFile(path, data, 0o600)).To(Succeed())
-		return path
-	}
-
-	run := func(args ...string) (stdout, stderr string, code int) {
-		var out, errOut bytes.Buffer
-		code = kubectlpmw.Execute(ctx, args, &kubectlpmw.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
-		return out.String(), errOut.String(), code
-	}
+	kubeconfig := fw.Kubeconfig
+	run := func(args ...string) (stdout, stderr string, code int) { return suite.Plugin(ctx, args...) }
 
 	// file writes a PlacementManifestWork as a user's file, without status and server fields.
 	file := func(pmw *workv1alpha1.PlacementManifestWork) string {

@@ -1,11 +1,8 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -17,13 +14,13 @@ import (
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/kubectlpmw"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/revision"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework/suite"
 )
 
 // `kubectl pmw rollout` against the hub and the manager, as a user runs it.
@@ -39,12 +36,7 @@ var _ = Describe("kubectl pmw rollout", func() {
 		ctx = context.Background()
 		ns = fw.NewNamespace("clirollout")
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		user, err := fw.Env.AddUser(envtest.User{Name: "rollout-admin-" + ns, Groups: []string{"system:masters"}}, nil)
-		Expect(err).NotTo(HaveOccurred())
-		data, err := user.KubeConfig()
-		Expect(err).NotTo(HaveOccurred())
-		admin = filepath.Join(GinkgoT().TempDir(), "kubeconfig")
-		Expect(os.WriteFile(admin, data, 0o600)).To(Succeed())
+		admin = fw.Kubeconfig("rollout-admin-"+ns, "system:masters")
 	})
 
 	// stored reads a PlacementManifestWork as stored, whether or not the manager caught up with it.
@@ -55,10 +47,7 @@ var _ = Describe("kubectl pmw rollout", func() {
 	}
 
 	run := func(args ...string) (stdout, stderr string, code int) {
-		var out, errOut bytes.Buffer
-		args = append(args, "-n", ns, "--kubeconfig", admin)
-		code = kubectlpmw.Execute(ctx, args, &kubectlpmw.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
-		return out.String(), errOut.String(), code
+		return suite.Plugin(ctx, append(args, "-n", ns, "--kubeconfig", admin)...)
 	}
 
 	manifests := func(v string) []workv1.Manifest {

@@ -1,11 +1,8 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -14,13 +11,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/kubectlpmw"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework/suite"
 )
 
 // `kubectl pmw status` against the hub, as a user runs it: a kubeconfig file, the command's stdout, stderr and
@@ -38,22 +35,8 @@ var _ = Describe("kubectl pmw status", func() {
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
 	})
 
-	// kubeconfig writes a kubeconfig of a hub user in the given groups and returns its path.
-	kubeconfig := func(name string, groups ...string) string {
-		user, err := fw.Env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
-		Expect(err).NotTo(HaveOccurred())
-		data, err := user.KubeConfig()
-		Expect(err).NotTo(HaveOccurred())
-		path := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
-		Expect(os.WriteFile(path, data, 0o600)).To(Succeed())
-		return path
-	}
-
-	run := func(args ...string) (stdout, stderr string, code int) {
-		var out, errOut bytes.Buffer
-		code = kubectlpmw.Execute(ctx, args, &kubectlpmw.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
-		return out.String(), errOut.String(), code
-	}
+	kubeconfig := fw.Kubeconfig
+	run := func(args ...string) (stdout, stderr string, code int) { return suite.Plugin(ctx, args...) }
 
 	// agent plays a cluster's work agent: applied and available with every replica of its share ready, or
 	// not applied.

@@ -1,12 +1,8 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -15,11 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/kubectlpmw"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework/suite"
 )
 
 var _ = Describe("Pause and failed rollouts", func() {
@@ -185,17 +181,10 @@ var _ = Describe("Pause and failed rollouts", func() {
 
 		// kubectl pmw rollout status reports the rolled-back rollout as failed (exit 3), and rollout retry sets
 		// the failed revision's number, which retries it: the first cluster gets v2 again, the spec is unchanged.
-		user, err := fw.Env.AddUser(envtest.User{Name: "rollback-admin-" + ns, Groups: []string{"system:masters"}}, nil)
-		Expect(err).NotTo(HaveOccurred())
-		data, err := user.KubeConfig()
-		Expect(err).NotTo(HaveOccurred())
-		kubeconfig := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
-		Expect(os.WriteFile(kubeconfig, data, 0o600)).To(Succeed())
+		kubeconfig := fw.Kubeconfig("rollback-admin-"+ns, "system:masters")
 		plugin := func(args ...string) (string, int) {
-			var out, errOut bytes.Buffer
-			code := kubectlpmw.Execute(ctx, append(args, "-n", ns, "--kubeconfig", kubeconfig),
-				&kubectlpmw.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
-			return out.String() + errOut.String(), code
+			stdout, stderr, code := suite.Plugin(ctx, append(args, "-n", ns, "--kubeconfig", kubeconfig)...)
+			return stdout + stderr, code
 		}
 		out, code := plugin("rollout", "status", pmw.Name, "--watch=false")
 		Expect(code).To(Equal(kubectlpmw.ExitNotReady), out)

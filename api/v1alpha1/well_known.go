@@ -45,4 +45,9 @@ const (
 	// again (kubectl pmw rollout retry sets it): its value is the revision's number, so a retry applies to
 	// status.failedRevision only when the numbers match, and once (status.retriedRevision).
 	AnnotationRetryRevision = "work.open-cluster-management.io/retry-revision"
+
+	// AnnotationChangeCause is Kubernetes' annotation for why an object changed. The manager copies a
+	// PlacementManifestWork's onto the revision its template makes (kubectl pmw rollout history shows it), as
+	// a Deployment's is copied onto its ReplicaSets.
+	AnnotationChangeCause = "kubernetes.io/change-cause"
 )

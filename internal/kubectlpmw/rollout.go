@@ -20,11 +20,6 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 )
 
-// AnnotationChangeCause is the annotation kubectl reads a revision's change cause from (`kubectl rollout
-// history`); history shows it from a ControllerRevision, and from the PlacementManifestWork for its current
-// revision.
-const AnnotationChangeCause = "kubernetes.io/change-cause"
-
 func newRolloutCommand(s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollout",

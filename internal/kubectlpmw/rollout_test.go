@@ -97,12 +97,12 @@ func templated(v string, change func(*workv1alpha1.PlacementManifestWork)) *work
 func TestBuildAndWriteHistory(t *testing.T) {
 	one, two, three := templated("1", nil), templated("2", nil), templated("3", nil)
 	revisions := []appsv1.ControllerRevision{
-		testRevision(t, one, 1, map[string]string{AnnotationChangeCause: "first   cut"}),
+		testRevision(t, one, 1, map[string]string{workv1alpha1.AnnotationChangeCause: "first   cut"}),
 		testRevision(t, two, 2, nil),
 		testRevision(t, three, 3, nil),
 	}
 	pmw := templated("3", func(p *workv1alpha1.PlacementManifestWork) {
-		p.Annotations = map[string]string{AnnotationChangeCause: "image 1.3"}
+		p.Annotations = map[string]string{workv1alpha1.AnnotationChangeCause: "image 1.3"}
 		p.Status.CurrentRevision = &workv1alpha1.RevisionReference{Revision: 3, Name: revisions[2].Name}
 		p.Status.CompletedRevision = &workv1alpha1.RevisionReference{Revision: 1, Name: revisions[0].Name}
 	})
@@ -183,7 +183,7 @@ func TestPlanUndo(t *testing.T) {
 		p.Spec.PropagateDependencies = true
 	})
 	revisions := []appsv1.ControllerRevision{
-		testRevision(t, one, 1, map[string]string{AnnotationChangeCause: "the first"}),
+		testRevision(t, one, 1, map[string]string{workv1alpha1.AnnotationChangeCause: "the first"}),
 		testRevision(t, two, 2, nil),
 		testRevision(t, three, 3, nil),
 	}
@@ -193,7 +193,7 @@ func TestPlanUndo(t *testing.T) {
 		p.Spec.PropagateDependencies = true
 		p.Spec.PlacementRef = &workv1alpha1.LocalPlacementReference{Name: "prod"}
 		p.Spec.RevisionHistoryLimit = new(int32)
-		p.Annotations = map[string]string{AnnotationChangeCause: "the third", "keep": "me"}
+		p.Annotations = map[string]string{workv1alpha1.AnnotationChangeCause: "the third", "keep": "me"}
 	})
 
 	cases := map[string]struct {
@@ -245,7 +245,7 @@ func TestPlanUndo(t *testing.T) {
 			}
 			wantAnnotations := map[string]string{"keep": "me"}
 			if tc.wantCause != "" {
-				wantAnnotations[AnnotationChangeCause] = tc.wantCause
+				wantAnnotations[workv1alpha1.AnnotationChangeCause] = tc.wantCause
 			}
 			if diff := cmp.Diff(wantAnnotations, out.GetAnnotations()); diff != "" {
 				t.Errorf("annotations (-want +got):\n%s", diff)

@@ -139,10 +139,10 @@ func BuildHistory(pmw *workv1alpha1.PlacementManifestWork, failed *workv1alpha1.
 		item := HistoryItem{
 			Revision: cr.Revision, Name: cr.Name, Created: cr.CreationTimestamp,
 			Current: is(pmw.Status.CurrentRevision, cr), Completed: is(pmw.Status.CompletedRevision, cr), Failed: is(failed, cr),
-			ChangeCause: cr.Annotations[AnnotationChangeCause],
+			ChangeCause: cr.Annotations[workv1alpha1.AnnotationChangeCause],
 		}
 		if item.ChangeCause == "" && item.Current {
-			item.ChangeCause = pmw.Annotations[AnnotationChangeCause]
+			item.ChangeCause = pmw.Annotations[workv1alpha1.AnnotationChangeCause]
 		}
 		h.Revisions = append(h.Revisions, item)
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/revision"
 )
@@ -142,13 +143,13 @@ func PlanUndo(live *unstructured.Unstructured, revisions []appsv1.ControllerRevi
 		return nil, nil, usageError("%s: %v", ref, err)
 	}
 	annotations := out.GetAnnotations()
-	if cause := cr.Annotations[AnnotationChangeCause]; cause != "" {
+	if cause := cr.Annotations[workv1alpha1.AnnotationChangeCause]; cause != "" {
 		if annotations == nil {
 			annotations = map[string]string{}
 		}
-		annotations[AnnotationChangeCause] = cause
+		annotations[workv1alpha1.AnnotationChangeCause] = cause
 	} else {
-		delete(annotations, AnnotationChangeCause)
+		delete(annotations, workv1alpha1.AnnotationChangeCause)
 	}
 	out.SetAnnotations(annotations)
 	return out, cr, nil

@@ -99,6 +99,7 @@ type Plan struct {
 //     (the existing revisions' and the ones the status names, which may be newer than what a lagging cache shows);
 //   - a template an older revision records re-uses it, renumbered to the newest, as a StatefulSet's revisions
 //     are; the current revision's template-hash label and annotation follow the works' hashes;
+//   - the PMW's kubernetes.io/change-cause, when set, is copied onto the current revision;
 //   - beyond the current revision and the completed one (status.completedRevision), only the newest
 //     revisionHistoryLimit are kept: the older ones are deleted.
 func Compute(pmw *workv1alpha1.PlacementManifestWork, existing []*appsv1.ControllerRevision, d Desired) Plan {
@@ -142,6 +143,12 @@ func Compute(pmw *workv1alpha1.PlacementManifestWork, existing []*appsv1.Control
 		if hashes != "" {
 			p.Create.Annotations = map[string]string{workv1alpha1.AnnotationTemplateHashes: hashes}
 		}
+		if cause := pmw.Annotations[workv1alpha1.AnnotationChangeCause]; cause != "" {
+			if p.Create.Annotations == nil {
+				p.Create.Annotations = map[string]string{}
+			}
+			p.Create.Annotations[workv1alpha1.AnnotationChangeCause] = cause
+		}
 		p.Current = workv1alpha1.RevisionReference{Revision: p.Create.Revision, Name: name}
 	} else {
 		want := cur.DeepCopy()
@@ -161,6 +168,13 @@ func Compute(pmw *workv1alpha1.PlacementManifestWork, existing []*appsv1.Control
 			want.Annotations[workv1alpha1.AnnotationTemplateHashes] = hashes
 		} else {
 			delete(want.Annotations, workv1alpha1.AnnotationTemplateHashes)
+		}
+		// A template that comes back takes the change cause of the spec that brought it back, when it has one.
+		if cause := pmw.Annotations[workv1alpha1.AnnotationChangeCause]; cause != "" {
+			if want.Annotations == nil {
+				want.Annotations = map[string]string{}
+			}
+			want.Annotations[workv1alpha1.AnnotationChangeCause] = cause
 		}
 		if want.Revision != cur.Revision || !maps.Equal(want.Labels, cur.Labels) || !maps.Equal(want.Annotations, cur.Annotations) {
 			p.Update, p.UpdateFrom = want, cur

@@ -158,6 +158,37 @@ func TestComputeCreate(t *testing.T) {
 	}
 }
 
+// TestComputeChangeCause: the PMW's kubernetes.io/change-cause goes onto the revision its template makes, and
+// onto an older revision its template brings back; without one, a revision keeps what it recorded.
+func TestComputeChangeCause(t *testing.T) {
+	cause := func(p Plan) string {
+		switch {
+		case p.Create != nil:
+			return p.Create.Annotations[workv1alpha1.AnnotationChangeCause]
+		case p.Update != nil:
+			return p.Update.Annotations[workv1alpha1.AnnotationChangeCause]
+		}
+		return "(no write)"
+	}
+	pmw := testPMW(nil, nil, nil)
+	pmw.Annotations = map[string]string{workv1alpha1.AnnotationChangeCause: "image 1.3"}
+	one := Compute(pmw, nil, Desired{Data: []byte(`{"x":1}`), TemplateHash: "h1"})
+	if got := cause(one); got != "image 1.3" {
+		t.Errorf("new revision's change cause %q, want image 1.3", got)
+	}
+	old := one.Create.DeepCopy()
+	newer := rev(`{"x":2}`, 2, "h2")
+
+	pmw.Annotations[workv1alpha1.AnnotationChangeCause] = "back to 1.3"
+	if got := cause(Compute(pmw, []*appsv1.ControllerRevision{old, newer}, Desired{Data: []byte(`{"x":1}`), TemplateHash: "h1"})); got != "back to 1.3" {
+		t.Errorf("revision brought back: change cause %q, want back to 1.3", got)
+	}
+	delete(pmw.Annotations, workv1alpha1.AnnotationChangeCause)
+	if got := cause(Compute(pmw, []*appsv1.ControllerRevision{old, newer}, Desired{Data: []byte(`{"x":1}`), TemplateHash: "h1"})); got != "image 1.3" {
+		t.Errorf("revision brought back without a cause: %q, want the one it recorded", got)
+	}
+}
+
 func TestName(t *testing.T) {
 	long := strings.Repeat("a", 250) + "-b"
 	cases := map[string]string{"short": "web", "long": long, "long with a dot where it is cut": strings.Repeat("a", 241) + ".bbbbbbbb"}

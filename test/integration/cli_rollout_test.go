@@ -86,13 +86,13 @@ var _ = Describe("kubectl pmw rollout", func() {
 		clusters := fw.NewClusters(2)
 		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
-		pmw.Annotations = map[string]string{kubectlpmw.AnnotationChangeCause: "first cut"}
+		pmw.Annotations = map[string]string{workv1alpha1.AnnotationChangeCause: "first cut"}
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		first := rolledOut(pmw, clusters, 1)
 		for i, v := range []string{"2", "3"} {
 			fw.UpdatePMW(pmw, func(cur *workv1alpha1.PlacementManifestWork) {
 				cur.Spec.ManifestWorkTemplate.Workload.Manifests = manifests(v)
-				cur.Annotations[kubectlpmw.AnnotationChangeCause] = "v" + v
+				cur.Annotations[workv1alpha1.AnnotationChangeCause] = "v" + v
 			})
 			rolledOut(pmw, clusters, int64(i+2))
 		}
@@ -106,7 +106,8 @@ var _ = Describe("kubectl pmw rollout", func() {
 		Expect(lines[0]).To(Equal("placementmanifestwork/web"))
 		Expect(cellsOf(lines[1])).To(Equal([]string{"REVISION", "NAME", "CREATED", "STATUS", "CHANGE-CAUSE"}))
 		Expect(cellsOf(lines[2])[0:2]).To(Equal([]string{"1", first}))
-		Expect(cellsOf(lines[2])[3:]).To(Equal([]string{"-", "<none>"}))
+		Expect(cellsOf(lines[2])[3:]).To(Equal([]string{"-", "first", "cut"}), "the manager copied the PMW's change cause onto each revision")
+		Expect(cellsOf(lines[3])[3:]).To(Equal([]string{"-", "v2"}))
 		Expect(cellsOf(lines[4])[0]).To(Equal("3"))
 		Expect(cellsOf(lines[4])[3:]).To(Equal([]string{"current,completed", "v3"}))
 
@@ -143,7 +144,7 @@ var _ = Describe("kubectl pmw rollout", func() {
 		Expect(cur.Generation).To(Equal(generation + 1))
 		Expect(cur.Spec.ManifestWorkTemplate.Workload.Manifests).To(Equal(manifests("1")))
 		Expect(cur.Spec.PlacementRef).To(Equal(&workv1alpha1.LocalPlacementReference{Name: "p"}), "the rest of the spec is kept")
-		Expect(cur.Annotations).NotTo(HaveKey(kubectlpmw.AnnotationChangeCause), "revision 1 records no change cause")
+		Expect(cur.Annotations).To(HaveKeyWithValue(workv1alpha1.AnnotationChangeCause, "first cut"), "revision 1's change cause")
 		data, err := revision.Data(cur)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(revision.Name(cur.Name, data)).To(Equal(first), "the spec's template is revision 1's, byte for byte")

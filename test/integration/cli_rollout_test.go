@@ -7,7 +7,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -30,7 +29,7 @@ var _ = Describe("kubectl pmw rollout", func() {
 		ns    string
 		admin string
 	)
-	T, F := metav1.ConditionTrue, metav1.ConditionFalse
+	F := metav1.ConditionFalse
 
 	BeforeEach(func() {
 		ctx = context.Background()
@@ -55,46 +54,19 @@ var _ = Describe("kubectl pmw rollout", func() {
 			Spec.ManifestWorkTemplate.Workload.Manifests
 	}
 
-	// rolledOut waits until the current revision is number and every cluster's work carries it, plays the
-	// agents (applied and available) and waits until it is the completed revision; it returns its name.
-	rolledOut := func(pmw *workv1alpha1.PlacementManifestWork, clusters []string, number int64) string {
-		var name string
-		Eventually(func(g Gomega) {
-			cur := fw.Current(g, pmw)
-			g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
-			g.Expect(cur.Status.CurrentRevision).NotTo(BeNil())
-			g.Expect(cur.Status.CurrentRevision.Revision).To(Equal(number))
-			name = cur.Status.CurrentRevision.Name
-			cr := &appsv1.ControllerRevision{}
-			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cr)).To(Succeed())
-			works := fw.WorksByCluster(g, pmw)
-			g.Expect(works).To(HaveLen(len(clusters)))
-			for _, w := range works {
-				g.Expect(w.Annotations[workv1alpha1.AnnotationTemplateHash]).To(Equal(cr.Labels[workv1alpha1.LabelTemplateHash]))
-			}
-		}, timeout, interval).Should(Succeed())
-		for _, c := range clusters {
-			fw.AgentReports(pmw, c, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T})
-		}
-		Eventually(func(g Gomega) {
-			g.Expect(fw.Current(g, pmw).Status.CompletedRevision).To(Equal(&workv1alpha1.RevisionReference{Revision: number, Name: name}))
-		}, timeout, interval).Should(Succeed())
-		return name
-	}
-
 	It("lists the revisions, prints one, undoes to revision 1 (renumbered by the manager) and waits for it", func() {
 		clusters := fw.NewClusters(2)
 		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
 		pmw.Annotations = map[string]string{workv1alpha1.AnnotationChangeCause: "first cut"}
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
-		first := rolledOut(pmw, clusters, 1)
+		first := rolledOut(ctx, pmw, clusters, 1)
 		for i, v := range []string{"2", "3"} {
 			fw.UpdatePMW(pmw, func(cur *workv1alpha1.PlacementManifestWork) {
 				cur.Spec.ManifestWorkTemplate.Workload.Manifests = manifests(v)
 				cur.Annotations[workv1alpha1.AnnotationChangeCause] = "v" + v
 			})
-			rolledOut(pmw, clusters, int64(i+2))
+			rolledOut(ctx, pmw, clusters, int64(i+2))
 		}
 
 		By("history lists the three revisions, the current one with the PMW's change cause")
@@ -148,7 +120,7 @@ var _ = Describe("kubectl pmw rollout", func() {
 		data, err := revision.Data(cur)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(revision.Name(cur.Name, data)).To(Equal(first), "the spec's template is revision 1's, byte for byte")
-		Expect(rolledOut(pmw, clusters, 4)).To(Equal(first))
+		Expect(rolledOut(ctx, pmw, clusters, 4)).To(Equal(first))
 
 		By("status exits 0 once the revision is rolled out and every cluster is available")
 		stdout, stderr, code = run("rollout", "status", "web", "--timeout", "30s")
@@ -160,7 +132,7 @@ var _ = Describe("kubectl pmw rollout", func() {
 		Expect(code).To(Equal(kubectlpmw.ExitOK), "stderr: %s", stderr)
 		Expect(stdout).To(Equal("placementmanifestwork/web rolled back to revision 3\n"))
 		Expect(stored(pmw).Spec.ManifestWorkTemplate.Workload.Manifests).To(Equal(manifests("3")))
-		rolledOut(pmw, clusters, 5)
+		rolledOut(ctx, pmw, clusters, 5)
 
 		fw.DeletePMW(pmw, timeout)
 	})

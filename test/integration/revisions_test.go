@@ -20,7 +20,6 @@ var _ = Describe("Revisions", func() {
 		ctx context.Context
 		ns  string
 	)
-	T := metav1.ConditionTrue
 
 	BeforeEach(func() {
 		ctx = context.Background()
@@ -51,35 +50,6 @@ var _ = Describe("Revisions", func() {
 		})
 	}
 
-	// rolledOut waits until the current revision is the given number, every cluster's work carries its
-	// template hash (the ControllerRevision's label), and then plays the agents: applied and available, so the
-	// revision completes. It returns the revision's name.
-	rolledOut := func(pmw *workv1alpha1.PlacementManifestWork, clusters []string, number int64) string {
-		var name string
-		Eventually(func(g Gomega) {
-			cur := fw.Current(g, pmw)
-			g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
-			g.Expect(cur.Status.CurrentRevision).NotTo(BeNil())
-			g.Expect(cur.Status.CurrentRevision.Revision).To(Equal(number))
-			name = cur.Status.CurrentRevision.Name
-			cr := &appsv1.ControllerRevision{}
-			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cr)).To(Succeed())
-			g.Expect(cr.Revision).To(Equal(number))
-			works := fw.WorksByCluster(g, pmw)
-			g.Expect(works).To(HaveLen(len(clusters)))
-			for _, w := range works {
-				g.Expect(w.Annotations[workv1alpha1.AnnotationTemplateHash]).To(Equal(cr.Labels[workv1alpha1.LabelTemplateHash]))
-			}
-		}, timeout, interval).Should(Succeed())
-		for _, c := range clusters {
-			fw.AgentReports(pmw, c, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T})
-		}
-		Eventually(func(g Gomega) {
-			g.Expect(fw.Current(g, pmw).Status.CompletedRevision).To(Equal(&workv1alpha1.RevisionReference{Revision: number, Name: name}))
-		}, timeout, interval).Should(Succeed())
-		return name
-	}
-
 	It("numbers templates, re-uses a template that comes back, prunes beyond the history limit and reports the current and completed revisions", func() {
 		clusters := fw.NewClusters(2)
 		fw.Decide(ns, "p", "p-decision-1", clusters...)
@@ -88,7 +58,7 @@ var _ = Describe("Revisions", func() {
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 
 		By("the first template is revision 1, owned by the PMW")
-		first := rolledOut(pmw, clusters, 1)
+		first := rolledOut(ctx, pmw, clusters, 1)
 		cr := &appsv1.ControllerRevision{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: first}, cr)).To(Succeed())
 		ref := metav1.GetControllerOf(cr)
@@ -105,12 +75,12 @@ var _ = Describe("Revisions", func() {
 			g.Expect(st.CurrentRevision.Revision).To(Equal(int64(2)))
 			g.Expect(st.CompletedRevision).To(Equal(&workv1alpha1.RevisionReference{Revision: 1, Name: first}))
 		}, timeout, interval).Should(Succeed())
-		second := rolledOut(pmw, clusters, 2)
+		second := rolledOut(ctx, pmw, clusters, 2)
 		Expect(revisions(Default, pmw)).To(Equal(map[string]int64{first: 1, second: 2}))
 
 		By("going back to the first template re-uses its ControllerRevision, renumbered to 3")
 		setValue(pmw, "1", nil)
-		Expect(rolledOut(pmw, clusters, 3)).To(Equal(first))
+		Expect(rolledOut(ctx, pmw, clusters, 3)).To(Equal(first))
 		Expect(revisions(Default, pmw)).To(Equal(map[string]int64{first: 3, second: 2}))
 
 		By("with revisionHistoryLimit 0 only the current and the completed revisions are kept")
@@ -135,3 +105,32 @@ var _ = Describe("Revisions", func() {
 		fw.DeletePMW(pmw, timeout)
 	})
 })
+
+// rolledOut waits until the current revision is the given number, every cluster's work carries its
+// template hash (the ControllerRevision's label), and then plays the agents: applied and available, so the
+// revision completes. It returns the revision's name.
+func rolledOut(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, clusters []string, number int64) string {
+	var name string
+	Eventually(func(g Gomega) {
+		cur := fw.Current(g, pmw)
+		g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
+		g.Expect(cur.Status.CurrentRevision).NotTo(BeNil())
+		g.Expect(cur.Status.CurrentRevision.Revision).To(Equal(number))
+		name = cur.Status.CurrentRevision.Name
+		cr := &appsv1.ControllerRevision{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: pmw.Namespace, Name: name}, cr)).To(Succeed())
+		g.Expect(cr.Revision).To(Equal(number))
+		works := fw.WorksByCluster(g, pmw)
+		g.Expect(works).To(HaveLen(len(clusters)))
+		for _, w := range works {
+			g.Expect(w.Annotations[workv1alpha1.AnnotationTemplateHash]).To(Equal(cr.Labels[workv1alpha1.LabelTemplateHash]))
+		}
+	}, timeout, interval).Should(Succeed())
+	for _, c := range clusters {
+		fw.AgentReports(pmw, c, map[string]metav1.ConditionStatus{workv1.WorkApplied: metav1.ConditionTrue, workv1.WorkAvailable: metav1.ConditionTrue})
+	}
+	Eventually(func(g Gomega) {
+		g.Expect(fw.Current(g, pmw).Status.CompletedRevision).To(Equal(&workv1alpha1.RevisionReference{Revision: number, Name: name}))
+	}, timeout, interval).Should(Succeed())
+	return name
+}

@@ -115,37 +115,36 @@ func (f *hubFlags) completeNames(cmd *cobra.Command, args []string, toComplete s
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	h, err := f.connect()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	list := &workv1alpha1.PlacementManifestWorkList{}
-	if err := h.client.List(cmd.Context(), list, client.InNamespace(h.namespace)); err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	var names []string
-	for _, p := range list.Items {
-		if strings.HasPrefix(p.Name, toComplete) {
-			names = append(names, p.Name)
-		}
-	}
-	return names, cobra.ShellCompDirectiveNoFileComp
+	return f.complete(cmd, &workv1alpha1.PlacementManifestWorkList{}, true, toComplete)
 }
 
 // completeNamespaces completes -n from the hub's namespaces; nothing when they cannot be listed.
 func (f *hubFlags) completeNamespaces(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	return f.complete(cmd, &corev1.NamespaceList{}, false, toComplete)
+}
+
+// complete lists the objects of list (in the command's namespace when inNamespace) and returns the names that
+// start with toComplete; none when the hub cannot be read.
+func (f *hubFlags) complete(cmd *cobra.Command, list client.ObjectList, inNamespace bool, toComplete string) ([]string, cobra.ShellCompDirective) {
 	h, err := f.connect()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	list := &corev1.NamespaceList{}
-	if err := h.client.List(cmd.Context(), list); err != nil {
+	var opts []client.ListOption
+	if inNamespace {
+		opts = append(opts, client.InNamespace(h.namespace))
+	}
+	if err := h.client.List(cmd.Context(), list, opts...); err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	var names []string
-	for _, ns := range list.Items {
-		if strings.HasPrefix(ns.Name, toComplete) {
-			names = append(names, ns.Name)
+	for _, item := range items {
+		if o, ok := item.(client.Object); ok && strings.HasPrefix(o.GetName(), toComplete) {
+			names = append(names, o.GetName())
 		}
 	}
 	return names, cobra.ShellCompDirectiveNoFileComp

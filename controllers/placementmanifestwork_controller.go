@@ -252,9 +252,6 @@ func (r *PlacementManifestWorkReconciler) decide(ctx context.Context, pmw *workv
 		obs.invalid = invalid
 		return nil, recheck, nil
 	}
-	// Kept in memory, not on the works: marking each leaving work would cost a write per cluster that leaves.
-	since := r.memory.leaving(key, leavingClusters(obs), now)
-	wp := planWrites(pmw, obs, since, now)
 	// The revisions follow the spec, also while a failed revision is rolled back.
 	var revisionPlan *revision.Plan
 	if obs.revisionsKnown {
@@ -266,6 +263,11 @@ func (r *PlacementManifestWorkReconciler) decide(ctx context.Context, pmw *workv
 	if err != nil {
 		return nil, 0, err
 	}
+	obs.currentRevision, obs.now = current, now
+	obs.approvals = recordApprovals(pmw, current.Revision, now)
+	// Kept in memory, not on the works: marking each leaving work would cost a write per cluster that leaves.
+	since := r.memory.leaving(key, leavingClusters(obs), now)
+	wp := planWrites(pmw, obs, since, now)
 	obs.rollout, obs.upToDate = wp.rollout, wp.upToDate
 	// The record is kept in memory too: a reconcile woken by a work before the cache shows the status that
 	// recorded a failure must not forget it (and roll the failed revision out again).
@@ -282,6 +284,7 @@ func (r *PlacementManifestWorkReconciler) decide(ctx context.Context, pmw *workv
 		if err != nil {
 			return nil, 0, err
 		}
+		d.currentRevision, d.approvals, d.now = obs.currentRevision, obs.approvals, now
 		obs.desired = d
 		if invalid != nil {
 			r.rememberFailover(key, &obs.desired)
@@ -374,7 +377,7 @@ func (r *PlacementManifestWorkReconciler) retryStatus(ctx context.Context, key t
 // again, or contradicted, by the reconcile that stores it.
 func (r *PlacementManifestWorkReconciler) recordStored(pmw *workv1alpha1.PlacementManifestWork, obs *observation, change *statusChange) {
 	r.record(pmw, &change.before, &change.after)
-	observeRollbacks(manifestwork.Owner(pmw), change)
+	observeRollouts(manifestwork.Owner(pmw), change, r.now())
 	r.observeMetrics(manifestwork.Owner(pmw), pmw.Generation, obs, change.after)
 }
 
@@ -466,6 +469,12 @@ type desired struct {
 	// revisionPlan is what the ControllerRevisions need for the current template (see planRevisions); nil
 	// when the revisions were not read.
 	revisionPlan *revision.Plan
+	// currentRevision is the current spec's revision (its number is 0 when the revisions are not known).
+	currentRevision workv1alpha1.RevisionReference
+	// approvals are status.approvals after this reconcile (recordApprovals).
+	approvals []workv1alpha1.RolloutApproval
+	// now is when the desired state was decided.
+	now time.Time
 }
 
 // outcome is what apply's writes did.

@@ -85,14 +85,38 @@ func Events(old, updated *workv1alpha1.PlacementManifestWorkStatus) []Event {
 	return out
 }
 
-// rolloutEvents are the events of the rollout's stops: RolloutPaused when spec.paused starts holding clusters
-// back, RolloutFailed when a failed revision is recorded (failurePolicy Rollback) and RolledBack when no
-// cluster carries it any more.
+// rolloutEvents are the events of a revision's rollout: RolloutStarted and RolloutCompleted, RolloutPaused when
+// spec.paused starts holding clusters back, RolloutAwaitingApproval when a gate holds it and RolloutApproved
+// when an approval is acted on, RolloutFailed when a failed revision is recorded (failurePolicy Rollback) and
+// RolledBack when no cluster carries it any more.
 func rolloutEvents(old, updated *workv1alpha1.PlacementManifestWorkStatus) []Event {
 	var out []Event
 	was, is := meta.FindStatusCondition(old.Conditions, workv1alpha1.ConditionRolloutComplete), meta.FindStatusCondition(updated.Conditions, workv1alpha1.ConditionRolloutComplete)
-	if is != nil && is.Reason == workv1alpha1.ReasonRolloutPaused && (was == nil || was.Reason != is.Reason) {
+	if started(updated) && (!started(old) || !old.Rollout.StartedAt.Equal(updated.Rollout.StartedAt)) {
+		msg := fmt.Sprintf("Revision %d started rolling out to %d clusters", updated.CurrentRevision.Revision, updated.Rollout.Total)
+		if c := updated.CompletedRevision; c != nil {
+			msg += fmt.Sprintf("; revision %d is the last completed", c.Revision)
+		}
+		out = append(out, Event{Type: corev1.EventTypeNormal, Reason: workv1alpha1.EventReasonRolloutStarted, Message: msg})
+	}
+	if justCompleted(old, updated) {
+		out = append(out, Event{Type: corev1.EventTypeNormal, Reason: workv1alpha1.EventReasonRolloutCompleted,
+			Message: fmt.Sprintf("Revision %d is rolled out: all %d clusters carry it and are available", updated.CompletedRevision.Revision, updated.Rollout.Total)})
+	}
+	entered := func(reason string) bool {
+		return is != nil && is.Reason == reason && (was == nil || was.Reason != is.Reason)
+	}
+	if entered(workv1alpha1.ReasonRolloutPaused) {
 		out = append(out, Event{Type: corev1.EventTypeNormal, Reason: workv1alpha1.EventReasonRolloutPaused, Message: is.Message})
+	}
+	if entered(workv1alpha1.ReasonRolloutAwaitingApproval) {
+		out = append(out, Event{Type: corev1.EventTypeNormal, Reason: workv1alpha1.EventReasonRolloutAwaitingApproval, Message: is.Message})
+	}
+	for _, a := range updated.Approvals {
+		if !approved(old.Approvals, a.Revision, a.Gate) {
+			out = append(out, Event{Type: corev1.EventTypeNormal, Reason: workv1alpha1.EventReasonRolloutApproved,
+				Message: fmt.Sprintf("Gate %s is approved for revision %d (annotation %s); the rollout goes on", a.Gate, a.Revision, workv1alpha1.AnnotationApprove)})
+		}
 	}
 	if newlyFailed(old, updated) {
 		msg := fmt.Sprintf("Revision %d failed on %s", updated.FailedRevision.Revision, failedNames(updated.FailedRevision))
@@ -105,6 +129,17 @@ func rolloutEvents(old, updated *workv1alpha1.PlacementManifestWorkStatus) []Eve
 		out = append(out, Event{Type: corev1.EventTypeNormal, Reason: workv1alpha1.EventReasonRolledBack, Message: is.Message})
 	}
 	return out
+}
+
+// started reports whether the status records a rollout in progress (status.rollout.startedAt).
+func started(st *workv1alpha1.PlacementManifestWorkStatus) bool {
+	return st.Rollout != nil && st.Rollout.StartedAt != nil && st.CurrentRevision != nil
+}
+
+// justCompleted reports whether the rollout the old status recorded ended with its revision completed.
+func justCompleted(old, updated *workv1alpha1.PlacementManifestWorkStatus) bool {
+	c := updated.CompletedRevision
+	return started(old) && updated.Rollout != nil && updated.Rollout.StartedAt == nil && c != nil && c.Name == old.CurrentRevision.Name
 }
 
 // newlyFailed reports whether the updated status records a failed revision the old one did not.

@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
@@ -28,10 +30,18 @@ func (r *PlacementManifestWorkReconciler) observeMetrics(key types.NamespacedNam
 	}
 }
 
-// observeRollbacks counts a rollback when the stored status records a failed revision the previous one did
-// not (failurePolicy Rollback).
-func observeRollbacks(key types.NamespacedName, change *statusChange) {
-	if newlyFailed(&change.before, &change.after) {
+// observeRollouts counts a rollback when the stored status records a failed revision the previous one did
+// not (failurePolicy Rollback), and observes a rollout's duration when it ends: completed, or rolled back on
+// every cluster.
+func observeRollouts(key types.NamespacedName, change *statusChange, now time.Time) {
+	before, after := &change.before, &change.after
+	if newlyFailed(before, after) {
 		metrics.Rollbacks.WithLabelValues(key.Namespace, key.Name).Inc()
+	}
+	switch {
+	case justCompleted(before, after):
+		metrics.RolloutSeconds.WithLabelValues("completed").Observe(now.Sub(before.Rollout.StartedAt.Time).Seconds())
+	case rolledBack(after) && !rolledBack(before) && started(after):
+		metrics.RolloutSeconds.WithLabelValues("rolled_back").Observe(now.Sub(after.Rollout.StartedAt.Time).Seconds())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -116,4 +117,23 @@ func revisionStatus(st *workv1alpha1.PlacementManifestWorkStatus, obs *observati
 			st.CompletedRevision = &workv1alpha1.RevisionReference{Revision: n, Name: c.Name}
 		}
 	}
+}
+
+// rolloutStart sets status.rollout.startedAt: while the current revision is not the completed one, when the
+// manager first saw it rolling out (kept from the previous status for the same revision), otherwise unset.
+func rolloutStart(st, before *workv1alpha1.PlacementManifestWorkStatus, now time.Time) {
+	if st.Rollout == nil {
+		return
+	}
+	st.Rollout.StartedAt = nil
+	cur, done := st.CurrentRevision, st.CompletedRevision
+	if cur == nil || done != nil && done.Name == cur.Name {
+		return
+	}
+	if b := before.CurrentRevision; b != nil && b.Name == cur.Name && before.Rollout != nil && before.Rollout.StartedAt != nil {
+		st.Rollout.StartedAt = before.Rollout.StartedAt.DeepCopy()
+		return
+	}
+	t := metav1.NewTime(now.UTC().Truncate(time.Second))
+	st.Rollout.StartedAt = &t
 }

@@ -61,8 +61,10 @@ type rolloutPlan struct {
 	// paused is spec.paused: no cluster gets the current template unless nothing is held back (planWrites).
 	paused       bool
 	currentGroup string
-	recheck      time.Duration
-	err          error
+	// awaitingApproval is the rollout gate that held a cluster back in this step (holdAtGates).
+	awaitingApproval string
+	recheck          time.Duration
+	err              error
 	// failure is what failurePolicy made of the rollout (judgeFailure), handed on to computeStatus.
 	failure failureStep
 	// completion is what planWrites decided about a run whose manifests finish (ttlSecondsAfterFinished). It
@@ -126,6 +128,12 @@ func planRollout(pmw *workv1alpha1.PlacementManifestWork, obs *observation, curr
 			plan.currentGroup = groupName(c.GroupKey)
 		}
 	}
+	if len(pmw.Spec.RolloutGates) > 0 && !currentIsCompleted(pmw) {
+		// Gates hold new revisions only: a rollback (whose target is the completed revision) passes them.
+		current := obs.currentRevision.Revision
+		plan.awaitingApproval = holdAtGates(pmw.Spec.RolloutGates, func(gate string) bool { return approved(obs.approvals, current, gate) },
+			statuses, result.ClustersToRollout, groupOf, plan.allowed)
+	}
 	for _, c := range result.ClustersTimeOut {
 		plan.timedOut = append(plan.timedOut, c.ClusterName)
 	}
@@ -165,8 +173,8 @@ func moveTimeout(pmw *workv1alpha1.PlacementManifestWork) time.Duration {
 
 // rolloutStatus and rolloutCondition describe how far the current template has reached. current names the
 // current revision in messages ("revision 3"), or "the current template" when the revisions are not known.
-func rolloutStatus(clusters []string, d *desired, current string) (*workv1alpha1.RolloutStatus, metav1.Condition) {
-	st := &workv1alpha1.RolloutStatus{Total: int32(len(clusters)), CurrentGroup: d.rollout.currentGroup}
+func rolloutStatus(pmwName string, clusters []string, d *desired, current string) (*workv1alpha1.RolloutStatus, metav1.Condition) {
+	st := &workv1alpha1.RolloutStatus{Total: int32(len(clusters)), CurrentGroup: d.rollout.currentGroup, AwaitingApproval: d.rollout.awaitingApproval}
 	timedOut := map[string]bool{}
 	for _, c := range d.rollout.timedOut {
 		timedOut[c] = true
@@ -204,6 +212,9 @@ func rolloutStatus(clusters []string, d *desired, current string) (*workv1alpha1
 		if d.rollout.failure.noTarget {
 			cond.Message += "; failurePolicy Rollback had nothing to return to: no earlier revision completed"
 		}
+	case d.rollout.awaitingApproval != "":
+		cond.Reason = workv1alpha1.ReasonRolloutAwaitingApproval
+		cond.Message = awaitingApprovalMessage(pmwName, d.rollout.awaitingApproval, current, st, d.currentRevision.Revision)
 	case len(d.rollout.timedOut) > 0:
 		cond.Reason = workv1alpha1.ReasonRolloutTimeout
 		cond.Message = fmt.Sprintf("Clusters %s did not become available within progressDeadline; %d of %d clusters carry the current template", names(d.rollout.timedOut), st.Updated, st.Total)

@@ -117,7 +117,7 @@ func TestRolloutStatusPaused(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			d := &desired{upToDate: tc.upToDate, current: map[string]health.ClusterResult{"a": healthy, "b": healthy}, rollout: rolloutPlan{paused: tc.paused}}
-			_, c := rolloutStatus([]string{"a", "b"}, d, "revision 3")
+			_, c := rolloutStatus("web", []string{"a", "b"}, d, "revision 3")
 			if c.Reason != tc.wantReason || c.Message != tc.wantMsg {
 				t.Errorf("got %s %q, want %s %q", c.Reason, c.Message, tc.wantReason, tc.wantMsg)
 			}

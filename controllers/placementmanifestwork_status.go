@@ -110,13 +110,15 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	var rollout *metav1.Condition
 	if obs.plan != nil {
 		var c metav1.Condition
-		st.Rollout, c = rolloutStatus(obs.clusters, &obs.desired, currentRevisionName(obs))
+		st.Rollout, c = rolloutStatus(pmw.Name, obs.clusters, &obs.desired, currentRevisionName(obs))
 		setCondition(&st, pmw, c)
 		rollout = &c
+		st.Approvals = obs.approvals
 	} else {
 		setCondition(&st, pmw, rolloutUnknown(&obs.inputs))
 	}
 	revisionStatus(&st, obs, rollout)
+	rolloutStart(&st, &pmw.Status, obs.now)
 	if f := obs.rollout.failure; f.evaluated {
 		// Without an evaluation (no usable decisions or template) the record stays as it was.
 		st.FailedRevision, st.RetriedRevision = f.failed, f.retried

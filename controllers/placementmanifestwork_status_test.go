@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -119,6 +120,18 @@ func TestEvents(t *testing.T) {
 	running := cond(workv1alpha1.ConditionCompleted, workv1alpha1.ReasonRunning, metav1.ConditionFalse)
 	progressingRollout := cond(workv1alpha1.ConditionRolloutComplete, workv1alpha1.ReasonRolloutProgressing, metav1.ConditionFalse)
 	pausedRollout := cond(workv1alpha1.ConditionRolloutComplete, workv1alpha1.ReasonRolloutPaused, metav1.ConditionFalse)
+	awaiting := cond(workv1alpha1.ConditionRolloutComplete, workv1alpha1.ReasonRolloutAwaitingApproval, metav1.ConditionFalse)
+	started1, started2 := metav1.Unix(1000, 0), metav1.Unix(2000, 0)
+	// revisions is a status whose current revision is current (named "r<n>"), completed completed, and whose
+	// rollout started at startedAt.
+	revisions := func(approvals []workv1alpha1.RolloutApproval, current, completed int64, startedAt *metav1.Time) *workv1alpha1.PlacementManifestWorkStatus {
+		st := status(0)
+		st.Approvals = approvals
+		st.CurrentRevision = &workv1alpha1.RevisionReference{Revision: current, Name: fmt.Sprintf("r%d", current)}
+		st.CompletedRevision = &workv1alpha1.RevisionReference{Revision: completed, Name: fmt.Sprintf("r%d", completed)}
+		st.Rollout = &workv1alpha1.RolloutStatus{Total: 3, StartedAt: startedAt}
+		return st
+	}
 	cases := map[string]struct {
 		old, updated *workv1alpha1.PlacementManifestWorkStatus
 		want         []string
@@ -140,6 +153,16 @@ func TestEvents(t *testing.T) {
 		"a run keeps running":      {old: status(0, running), updated: status(0, running)},
 		"the rollout is paused":    {old: status(0, progressingRollout), updated: status(0, pausedRollout), want: []string{workv1alpha1.EventReasonRolloutPaused}},
 		"the rollout stays paused": {old: status(0, pausedRollout), updated: status(0, pausedRollout)},
+		"a revision starts":        {old: revisions(nil, 1, 0, nil), updated: revisions(nil, 2, 1, &started1), want: []string{workv1alpha1.EventReasonRolloutStarted}},
+		"a revision rolls on":      {old: revisions(nil, 2, 1, &started1), updated: revisions(nil, 2, 1, &started1)},
+		"a revision completes":     {old: revisions(nil, 2, 1, &started1), updated: revisions(nil, 2, 2, nil), want: []string{workv1alpha1.EventReasonRolloutCompleted}},
+		"another revision replaces a started one": {old: revisions(nil, 2, 1, &started1), updated: revisions(nil, 3, 1, &started2),
+			want: []string{workv1alpha1.EventReasonRolloutStarted}},
+		"the rollout reaches a gate": {old: status(0, progressingRollout), updated: status(0, awaiting), want: []string{workv1alpha1.EventReasonRolloutAwaitingApproval}},
+		"a gate is approved": {old: revisions(nil, 2, 1, &started1), updated: revisions([]workv1alpha1.RolloutApproval{{Revision: 2, Gate: "canary"}}, 2, 1, &started1),
+			want: []string{workv1alpha1.EventReasonRolloutApproved}},
+		"an approval stays recorded": {old: revisions([]workv1alpha1.RolloutApproval{{Revision: 2, Gate: "canary"}}, 2, 1, &started1),
+			updated: revisions([]workv1alpha1.RolloutApproval{{Revision: 2, Gate: "canary"}}, 2, 1, &started1)},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

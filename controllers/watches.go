@@ -25,7 +25,8 @@ func specOrDeletionChanged() predicate.Predicate {
 	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero() ||
-				e.ObjectOld.GetAnnotations()[workv1alpha1.AnnotationRetryRevision] != e.ObjectNew.GetAnnotations()[workv1alpha1.AnnotationRetryRevision]
+				e.ObjectOld.GetAnnotations()[workv1alpha1.AnnotationRetryRevision] != e.ObjectNew.GetAnnotations()[workv1alpha1.AnnotationRetryRevision] ||
+				e.ObjectOld.GetAnnotations()[workv1alpha1.AnnotationApprove] != e.ObjectNew.GetAnnotations()[workv1alpha1.AnnotationApprove]
 		},
 	})
 }

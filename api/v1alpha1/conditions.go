@@ -142,6 +142,10 @@ const (
 	// clusters that carried it return, or have returned, to the last completed revision, until the spec changes
 	// or a retry is asked for.
 	ReasonRolledBack = "RolledBack"
+	// ReasonRolloutAwaitingApproval: the rollout of the current revision reached a rollout gate
+	// (spec.rolloutGates, status.rollout.awaitingApproval) that is not approved for it; the clusters beyond the
+	// gate keep what they carry.
+	ReasonRolloutAwaitingApproval = "RolloutAwaitingApproval"
 )
 
 // Reasons of the Completed condition.
@@ -201,6 +205,18 @@ const (
 	// EventReasonRolledBack (Normal): no cluster carries the failed revision any more: every decided cluster
 	// carries the last completed revision again.
 	EventReasonRolledBack = "RolledBack"
+	// EventReasonRolloutStarted (Normal): a new revision started rolling out (status.currentRevision changed to
+	// a revision that is not the completed one).
+	EventReasonRolloutStarted = "RolloutStarted"
+	// EventReasonRolloutCompleted (Normal): the current revision became the completed one
+	// (status.completedRevision): every decided cluster carries it and is available.
+	EventReasonRolloutCompleted = "RolloutCompleted"
+	// EventReasonRolloutAwaitingApproval (Normal): the rollout reached a rollout gate that is not approved
+	// (RolloutComplete entered RolloutAwaitingApproval).
+	EventReasonRolloutAwaitingApproval = "RolloutAwaitingApproval"
+	// EventReasonRolloutApproved (Normal): the manager acted on an approval of a rollout gate
+	// (status.approvals).
+	EventReasonRolloutApproved = "RolloutApproved"
 )
 
 // Reasons of a ResourceInterpreter's Ready condition (ConditionReady: True when the manager compiled the

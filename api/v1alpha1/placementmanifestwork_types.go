@@ -34,6 +34,8 @@ const (
 const DefaultSplitFieldPath = ".spec.replicas"
 
 // PlacementManifestWorkSpec is the desired state of a PlacementManifestWork.
+// +kubebuilder:validation:XValidation:rule="!has(self.rolloutGates) || self.rolloutGates.all(g, !has(g.afterClusters) || has(self.rolloutStrategy) && has(self.rolloutStrategy.type) && self.rolloutStrategy.type == 'Progressive')",message="rolloutGates[].afterClusters needs rolloutStrategy.type Progressive",fieldPath=".rolloutGates"
+// +kubebuilder:validation:XValidation:rule="!has(self.rolloutGates) || self.rolloutGates.all(g, !has(g.afterGroup) || has(self.rolloutStrategy) && has(self.rolloutStrategy.type) && self.rolloutStrategy.type == 'ProgressivePerGroup')",message="rolloutGates[].afterGroup needs rolloutStrategy.type ProgressivePerGroup",fieldPath=".rolloutGates"
 type PlacementManifestWorkSpec struct {
 	// manifestWorkTemplate is the spec of the ManifestWork written to every selected cluster: the same fields
 	// as an OCM ManifestWork's spec, so the spec of an existing ManifestWork can be pasted here.
@@ -149,8 +151,57 @@ type PlacementManifestWorkSpec struct {
 	// +optional
 	FailurePolicy RolloutFailurePolicy `json:"failurePolicy,omitempty"`
 
+	// rolloutGates stop a progressive rollout until someone approves it: after a decision group of a
+	// ProgressivePerGroup rollout (afterGroup), or after the first clusters of a Progressive one
+	// (afterClusters). A gate holds every cluster beyond it until the annotation
+	// work.open-cluster-management.io/approve lists "<revision>/<gate>" for the current revision (kubectl pmw
+	// rollout approve sets it), so an approval of one revision never lets another through. status.approvals
+	// records each approval the manager acted on. Gates hold new revisions only: a rollback and a cluster that
+	// joins on the completed revision pass them.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	RolloutGates []RolloutGate `json:"rolloutGates,omitempty"`
+
 	// decodeProblems are the fields of the stored spec that could not be decoded (see DecodeProblems).
 	decodeProblems []string `json:"-"`
+}
+
+// RolloutGate is a manual approval step of a progressive rollout.
+// +kubebuilder:validation:XValidation:rule="has(self.afterClusters) != has(self.afterGroup)",message="a rollout gate sets exactly one of afterClusters (a Progressive rollout) and afterGroup (a ProgressivePerGroup rollout)"
+type RolloutGate struct {
+	// name names the gate in approvals ("<revision>/<name>") and in status.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// afterClusters stops a Progressive rollout once this many clusters carry the new revision: no other
+	// cluster gets it until the gate is approved.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	AfterClusters *int32 `json:"afterClusters,omitempty"`
+	// afterGroup stops a ProgressivePerGroup rollout once every cluster of this decision group (its
+	// groupName, or its index for a group without a name) carries the new revision: the next groups wait
+	// until the gate is approved.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	AfterGroup string `json:"afterGroup,omitempty"`
+}
+
+// RolloutApproval is an approval of a rollout gate that the manager acted on.
+type RolloutApproval struct {
+	// revision is the revision number the approval named.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=9007199254740991
+	Revision int64 `json:"revision"`
+	// gate is the approved gate's name.
+	// +kubebuilder:validation:MaxLength=63
+	Gate string `json:"gate"`
+	// approvedAt is when the manager first saw the approval.
+	ApprovedAt metav1.Time `json:"approvedAt"`
 }
 
 // RolloutFailurePolicy says what happens when a rollout fails.
@@ -460,6 +511,14 @@ type PlacementManifestWorkStatus struct {
 	// +kubebuilder:validation:Maximum=9007199254740991
 	RetriedRevision int64 `json:"retriedRevision,omitempty"`
 
+	// approvals are the approvals of rolloutGates the manager acted on, oldest first, at most 20 (the oldest
+	// are dropped): which revision and gate each named and when the manager saw it. Who approved is in the
+	// API server's audit log (the update that set the approval annotation).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	Approvals []RolloutApproval `json:"approvals,omitempty"`
+
 	// failedOverClusters is the number of clusters whose split shares are currently carried by others.
 	// +optional
 	// +kubebuilder:validation:Minimum=-2147483648
@@ -545,6 +604,15 @@ type RolloutStatus struct {
 	// currentGroup is the decision group being rolled out by a ProgressivePerGroup strategy.
 	// +optional
 	CurrentGroup string `json:"currentGroup,omitempty"`
+	// awaitingApproval names the rollout gate (spec.rolloutGates) the rollout of the current revision waits at
+	// until it is approved.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	AwaitingApproval string `json:"awaitingApproval,omitempty"`
+	// startedAt is when the manager first saw the current revision being rolled out (the rollout duration
+	// counts from it); unset when the current revision was already the completed one.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
 }
 
 // RevisionReference names one revision of a PlacementManifestWork's template: an apps/v1 ControllerRevision

@@ -46,6 +46,12 @@ const (
 	// status.failedRevision only when the numbers match, and once (status.retriedRevision).
 	AnnotationRetryRevision = "work.open-cluster-management.io/retry-revision"
 
+	// AnnotationApprove, on a PlacementManifestWork, approves rollout gates (spec.rolloutGates): a
+	// comma-separated list of "<revision>/<gate>", such as "4/canary". An entry approves the gate for that
+	// revision number only, so an approval left from an earlier revision does not approve a new one. kubectl
+	// pmw rollout approve adds the entry.
+	AnnotationApprove = "work.open-cluster-management.io/approve"
+
 	// AnnotationChangeCause is Kubernetes' annotation for why an object changed. The manager copies a
 	// PlacementManifestWork's onto the revision its template makes (kubectl pmw rollout history shows it), as
 	// a Deployment's is copied onto its ReplicaSets.

@@ -23,7 +23,7 @@ import (
 func newRolloutCommand(s *Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollout",
-		Short: "Manage the rollout of a PlacementManifestWork: status, history, undo, pause, resume, retry",
+		Short: "Manage the rollout of a PlacementManifestWork: status, history, undo, pause, resume, approve, retry",
 		Long: `Manage the rollout of a PlacementManifestWork's template to its clusters, as kubectl rollout does for a
 Deployment. Every distinct template is a numbered revision, kept as a ControllerRevision (docs/rollout.md).
 
@@ -32,6 +32,7 @@ Deployment. Every distinct template is a numbered revision, kept as a Controller
   undo      write an earlier revision's template back into the spec
   pause     stop new revisions from reaching clusters (spec.paused)
   resume    let them reach clusters again
+  approve   let a rollout waiting at a gate (spec.rolloutGates) go on
   retry     roll out the failed revision again`,
 		Example: `  # Wait for a change to reach every cluster
   kubectl pmw rollout status web -n apps --timeout 10m
@@ -40,7 +41,7 @@ Deployment. Every distinct template is a numbered revision, kept as a Controller
   kubectl pmw rollout undo web -n apps`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageError("%s needs a subcommand: status, history, undo, pause, resume or retry; see '%s --help'",
+			return usageError("%s needs a subcommand: status, history, undo, pause, resume, approve or retry; see '%s --help'",
 				cmd.CommandPath(), cmd.CommandPath())
 		},
 	}
@@ -50,6 +51,7 @@ Deployment. Every distinct template is a numbered revision, kept as a Controller
 		newRolloutUndoCommand(s),
 		newRolloutPauseCommand(s, true),
 		newRolloutPauseCommand(s, false),
+		newRolloutApproveCommand(s),
 		newRolloutRetryCommand(s),
 	)
 	return cmd
@@ -147,6 +149,8 @@ func (h *hub) explainWrite(err error, what string) error {
 	switch {
 	case apierrors.IsForbidden(err):
 		return hubError(fmt.Errorf("changing %s is forbidden: %s; ask your hub admin for the Role in docs/user-guide.md", what, apiMessage(err)))
+	case apierrors.IsConflict(err):
+		return usageError("%s changed while this command ran (someone else wrote it); run the command again", what)
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
 		return usageError("the hub at %s refused the change to %s: %s", h.server, what, apiMessage(err))
 	}

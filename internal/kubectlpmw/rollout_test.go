@@ -27,7 +27,7 @@ func TestRolloutExitCodes(t *testing.T) {
 		want    int
 		wantErr string
 	}{
-		"rollout alone":              {args: []string{"rollout"}, want: ExitUsage, wantErr: "kubectl pmw rollout needs a subcommand: status, history, undo, pause, resume or retry"},
+		"rollout alone":              {args: []string{"rollout"}, want: ExitUsage, wantErr: "kubectl pmw rollout needs a subcommand: status, history, undo, pause, resume, approve or retry"},
 		"an unknown subcommand":      {args: []string{"rollout", "restart", "web"}, want: ExitUsage, wantErr: `unknown command "restart" for "kubectl pmw rollout"`},
 		"history without a name":     {args: []string{"rollout", "history"}, want: ExitUsage, wantErr: "kubectl pmw rollout history needs NAME"},
 		"history, a bad -o":          {args: []string{"rollout", "history", "web", "-o", "wide"}, want: ExitUsage, wantErr: `unknown output format "wide": use -o yaml|json`},

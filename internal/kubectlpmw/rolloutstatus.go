@@ -165,5 +165,8 @@ func RolloutProgress(pmw *workv1alpha1.PlacementManifestWork, paused bool) Progr
 	if paused {
 		msg += fmt.Sprintf("; paused: kubectl pmw rollout resume %s", pmw.Name)
 	}
+	if ro := st.Rollout; ro != nil && ro.AwaitingApproval != "" {
+		msg += fmt.Sprintf("; waiting for approval at gate %s: kubectl pmw rollout approve %s --gate %s", ro.AwaitingApproval, pmw.Name, ro.AwaitingApproval)
+	}
 	return Progress{Message: msg + "..."}
 }

@@ -35,6 +35,14 @@ var (
 		Help: "Failed revisions of a PlacementManifestWork that failurePolicy Rollback rolled back.",
 	}, []string{"namespace", "name"})
 
+	// RolloutSeconds is how long a revision took from the start of its rollout (status.rollout.startedAt) to
+	// its end: completed everywhere, or rolled back.
+	RolloutSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: namespace, Name: "rollout_duration_seconds",
+		Help:    "Time from a revision starting to roll out to it being completed on every cluster (result=completed) or rolled back (result=rolled_back).",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 16),
+	}, []string{"result"})
+
 	// FanOutSeconds is the time from the manager first seeing a PlacementManifestWork generation to every
 	// decided cluster having that generation's ManifestWork.
 	FanOutSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -45,7 +53,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(ManifestWorks, Clusters, WriteErrors, Rollbacks, FanOutSeconds)
+	ctrlmetrics.Registry.MustRegister(ManifestWorks, Clusters, WriteErrors, Rollbacks, RolloutSeconds, FanOutSeconds)
 }
 
 // Forget removes a deleted PlacementManifestWork's series.

@@ -206,7 +206,7 @@ func (r *PlacementManifestWorkReconciler) gather(ctx context.Context, pmw *workv
 			obs.revisionsKnown = true
 		}
 
-		if obs.rollback, err = r.rollbackTarget(ctx, pmw, obs); err != nil {
+		if obs.completed, err = r.completedTarget(ctx, pmw, obs); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -272,13 +272,13 @@ func (r *PlacementManifestWorkReconciler) decide(ctx context.Context, pmw *workv
 	// The record is kept in memory too: a reconcile woken by a work before the cache shows the status that
 	// recorded a failure must not forget it (and roll the failed revision out again).
 	step := judgeFailure(pmw, failureInput{current: current, record: r.memory.failureRecord(key, &pmw.Status),
-		breached: wp.rollout.maxFailures, failedClusters: failedClusters(obs.clusters, &obs.desired), canRollBack: obs.rollback != nil})
+		breached: wp.rollout.maxFailures, failedClusters: failedClusters(obs.clusters, &obs.desired), canRollBack: obs.completed != nil && pmw.Spec.FailurePolicy == workv1alpha1.FailurePolicyRollback})
 	r.memory.setFailureRecord(key, failureRecord{failed: step.failed, retried: step.retried})
 	switch {
 	case step.rollingBack:
 		// The desired state of the completed revision's template, paced by the rollout strategy: the clusters
 		// that carry the failed revision go back, the others already carry the completed one.
-		rb := obs.rollback
+		rb := obs.completed
 		obs.template, obs.overrides, obs.planInput, obs.scoresExpire = rb.template, rb.overrides, rb.planInput, rb.scoresExpire
 		d, invalid, recheck, err = desiredState(rb.pmw, &obs.inputs, mem, now)
 		if err != nil {
@@ -294,6 +294,8 @@ func (r *PlacementManifestWorkReconciler) decide(ctx context.Context, pmw *workv
 		wp = planWrites(rb.pmw, obs, since, now)
 	case step.hold:
 		wp.ops = heldOps(wp.ops)
+	case obs.completed != nil:
+		wp.ops = append(wp.ops, joinOnCompleted(obs, &wp, mem, now)...)
 	}
 	r.rememberFailover(key, &obs.desired)
 	wp.rollout.failure = step
@@ -435,9 +437,9 @@ type inputs struct {
 	// state is computed, except by a preview.
 	revisions      []*appsv1.ControllerRevision
 	revisionsKnown bool
-	// rollback is the last completed revision's template, read under failurePolicy Rollback while the current
-	// revision is another (see rollbackTarget); nil otherwise or when it cannot be used.
-	rollback *rollbackTarget
+	// completed is the last completed revision's template, read while the current revision is another and a
+	// rollback or a joining cluster may need it (see completedTarget); nil otherwise or when it cannot be used.
+	completed *completedTarget
 }
 
 // desired is the desired state decided from the inputs.

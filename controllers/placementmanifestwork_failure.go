@@ -31,9 +31,10 @@ const maxFailedClustersListed = 10
 // decode.
 var errRevisionUnusable = errors.New("the ControllerRevision is not this PlacementManifestWork's or its data does not decode")
 
-// rollbackTarget is the last completed revision as failurePolicy Rollback returns to it: a copy of the
-// PlacementManifestWork whose template-relevant spec is the revision's, and what gather reads for it.
-type rollbackTarget struct {
+// completedTarget is the last completed revision, as failurePolicy Rollback returns to it and a joining cluster
+// gets it during a rollout: a copy of the PlacementManifestWork whose template-relevant spec is the revision's,
+// and what gather reads for it.
+type completedTarget struct {
 	pmw          *workv1alpha1.PlacementManifestWork
 	template     []template.Manifest
 	overrides    *override.Set
@@ -191,14 +192,15 @@ func withRevisionSpec(pmw *workv1alpha1.PlacementManifestWork, spec *workv1alpha
 	return out
 }
 
-// rollbackTarget reads, under failurePolicy Rollback while the current revision is not the completed one, the
-// completed revision's template: its ControllerRevision's data, read around the cache (which drops it) once per
-// revision (memory), then what gather reads for a spec (template, dependencies, overrides, cluster facts). It
-// returns nil when there is nothing to return to or the revision cannot be used; the reconcile then acts as
-// under Pause.
-func (r *PlacementManifestWorkReconciler) rollbackTarget(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, obs *observation) (*rollbackTarget, error) {
+// completedTarget reads, while the current revision is not the completed one and the completed one may be
+// needed (failurePolicy Rollback, or a decided cluster without a work, which joins on it), the completed
+// revision's template: its ControllerRevision's data, read around the cache (which drops it) once per revision
+// (memory), then what gather reads for a spec (template, dependencies, overrides, cluster facts). It returns nil
+// when it is not needed or cannot be used; a failed rollout then stops as under Pause, and a joining cluster
+// waits for its turn.
+func (r *PlacementManifestWorkReconciler) completedTarget(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, obs *observation) (*completedTarget, error) {
 	completed := pmw.Status.CompletedRevision
-	if pmw.Spec.FailurePolicy != workv1alpha1.FailurePolicyRollback || completed == nil {
+	if completed == nil || pmw.Spec.FailurePolicy != workv1alpha1.FailurePolicyRollback && !anyWithoutWork(obs) {
 		return nil, nil
 	}
 	data, err := revision.Data(pmw)
@@ -213,13 +215,13 @@ func (r *PlacementManifestWorkReconciler) rollbackTarget(ctx context.Context, pm
 		return r.readRevisionSpec(ctx, pmw, completed.Name)
 	})
 	if apierrors.IsNotFound(err) || errors.Is(err, errRevisionUnusable) {
-		log.Info("The completed revision's ControllerRevision cannot be read; a failed rollout cannot be rolled back", "revision", completed.Name, "error", err)
+		log.Info("The completed revision's ControllerRevision cannot be read; a failed rollout cannot be rolled back, nor a joining cluster get it", "revision", completed.Name, "error", err)
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	t := &rollbackTarget{pmw: withRevisionSpec(pmw, spec)}
+	t := &completedTarget{pmw: withRevisionSpec(pmw, spec)}
 	var invalid *planner.InvalidError
 	if t.template, err = planner.ParseTemplate(t.pmw); err == nil && t.pmw.Spec.PropagateDependencies {
 		var deps []template.Manifest
@@ -229,7 +231,7 @@ func (r *PlacementManifestWorkReconciler) rollbackTarget(ctx context.Context, pm
 		t.template = append(t.template, deps...)
 	}
 	if err == nil && invalid == nil && len(t.pmw.Spec.Overrides) > 0 {
-		// Compiled per reconcile while the rollback lasts: the compiled overrides in memory are the spec's.
+		// Compiled per reconcile while it is needed: the compiled overrides in memory are the spec's.
 		if t.overrides, err = override.Compile(t.pmw.Spec.Overrides); err == nil {
 			if problems := t.overrides.CheckTemplate(t.template, planner.TemplateSplitFields(t.pmw, t.template, obs.kinds)); len(problems) > 0 {
 				err = problems
@@ -237,7 +239,7 @@ func (r *PlacementManifestWorkReconciler) rollbackTarget(ctx context.Context, pm
 		}
 	}
 	if err != nil || invalid != nil {
-		log.Info("The completed revision cannot be delivered again; a failed rollout cannot be rolled back", "revision", completed.Name, "error", err, "invalid", invalid)
+		log.Info("The completed revision cannot be delivered again; a failed rollout cannot be rolled back, nor a joining cluster get it", "revision", completed.Name, "error", err, "invalid", invalid)
 		return nil, nil
 	}
 	if t.planInput, t.scoresExpire, err = r.planInput(ctx, t.pmw, obs.clusters); err != nil {
@@ -265,4 +267,14 @@ func (r *PlacementManifestWorkReconciler) readRevisionSpec(ctx context.Context, 
 		return nil, errRevisionUnusable
 	}
 	return spec, nil
+}
+
+// anyWithoutWork reports whether a decided cluster has no ManifestWork of this PlacementManifestWork.
+func anyWithoutWork(obs *observation) bool {
+	for _, c := range obs.clusters {
+		if obs.owned[c] == nil {
+			return true
+		}
+	}
+	return false
 }

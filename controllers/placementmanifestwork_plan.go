@@ -161,3 +161,43 @@ func currentIsCompleted(pmw *workv1alpha1.PlacementManifestWork) bool {
 	data, err := revision.Data(pmw)
 	return err == nil && revision.Name(pmw.Name, data) == c.Name
 }
+
+// joinOnCompleted gives the decided clusters that have no work and that the rollout holds back from the current
+// revision (not their turn yet, a gate, a pause) the last completed revision's work at once: a joining cluster
+// is useful immediately (seed 001), and the rollout strategy later brings it to the current revision like any
+// other cluster. Nothing is written for it when the completed revision's desired state cannot be made.
+func joinOnCompleted(obs *observation, wp *writePlan, mem remembered, now time.Time) []writeOp {
+	writing := make(map[string]bool, len(wp.ops))
+	for _, op := range wp.ops {
+		writing[op.cluster] = true
+	}
+	var held []string
+	for _, c := range obs.clusters {
+		if obs.owned[c] == nil && wp.desired[c] != nil && !writing[c] {
+			held = append(held, c)
+		}
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	t := obs.completed
+	in := obs.inputs
+	in.template, in.overrides, in.planInput, in.scoresExpire = t.template, t.overrides, t.planInput, t.scoresExpire
+	d, invalid, _, err := desiredState(t.pmw, &in, mem, now)
+	if err != nil || invalid != nil || d.plan == nil {
+		return nil
+	}
+	var ops []writeOp
+	for _, c := range held {
+		if d.plan.OverrideFailures[c] != nil {
+			continue
+		}
+		w, err := d.builder.Build(c, d.plan.Manifests[c], d.plan.Shares[c])
+		if err != nil {
+			continue
+		}
+		w.Annotations[workv1alpha1.AnnotationTemplateHash] = d.clusterTemplateHash(c)
+		ops = append(ops, writeOp{cluster: c, desired: w, templateChange: true})
+	}
+	return ops
+}

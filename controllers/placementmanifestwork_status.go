@@ -38,8 +38,8 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	}
 	// While a failed revision is rolled back, the works follow the completed revision's template.
 	tpl := pmw
-	if obs.rollout.failure.rollingBack && obs.rollback != nil {
-		tpl = obs.rollback.pmw
+	if obs.rollout.failure.rollingBack && obs.completed != nil {
+		tpl = obs.completed.pmw
 	}
 	base := obs.kinds.Inputs(obs.template, tpl.Spec.ManifestWorkTemplate.ManifestConfigs)
 	outcomes := make([]status.ClusterOutcome, 0, len(clusters))

@@ -149,4 +149,48 @@ var _ = Describe("Rollout gates", func() {
 		}, timeout, interval).Should(Succeed())
 		Expect(fw.HistogramCount("placementmanifestwork_rollout_duration_seconds")).To(BeNumerically(">", 0))
 	})
+
+	It("gives a cluster that joins during a rollout the last completed revision at once, then the new one at the strategy's pace", func() {
+		clusters := fw.NewClusters(3)
+		fw.Decide(ns, "p", "p-decision-1", clusters[:2]...)
+		pmw := framework.MakePMW("joining", ns).Placement("p").
+			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+		pmw.Spec.RolloutStrategy = &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive, Progressive: &clusterv1alpha1.RolloutProgressive{
+			MaxConcurrency: intstr.FromInt32(1)}}
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) { g.Expect(values(g, pmw)).To(HaveKey(clusters[0])) }, timeout, interval).Should(Succeed())
+		available(pmw, clusters[0])
+		Eventually(func(g Gomega) { g.Expect(values(g, pmw)).To(HaveKey(clusters[1])) }, timeout, interval).Should(Succeed())
+		available(pmw, clusters[1])
+		Eventually(func(g Gomega) {
+			g.Expect(fw.Current(g, pmw).Status.CompletedRevision).NotTo(BeNil())
+		}, timeout, interval).Should(Succeed())
+
+		By("revision 2 reaches the first cluster, which is not available yet; a third cluster joins")
+		fw.UpdatePMW(pmw, func(cur *workv1alpha1.PlacementManifestWork) { cur.Spec.ManifestWorkTemplate = template("2") })
+		Eventually(func(g Gomega) {
+			g.Expect(values(g, pmw)).To(Equal(map[string]string{clusters[0]: "2", clusters[1]: "1"}))
+		}, timeout, interval).Should(Succeed())
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		Eventually(func(g Gomega) {
+			g.Expect(values(g, pmw)).To(Equal(map[string]string{clusters[0]: "2", clusters[1]: "1", clusters[2]: "1"}))
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			cur := fw.Current(g, pmw)
+			g.Expect(cur.Status.Rollout.Updated).To(BeEquivalentTo(1))
+			g.Expect(cur.Status.Rollout.Total).To(BeEquivalentTo(3))
+		}, timeout, interval).Should(Succeed())
+
+		By("the rollout goes on over every cluster, the one that joined included")
+		available(pmw, clusters[0])
+		Eventually(func(g Gomega) { g.Expect(values(g, pmw)[clusters[1]]).To(Equal("2")) }, timeout, interval).Should(Succeed())
+		available(pmw, clusters[1])
+		Eventually(func(g Gomega) { g.Expect(values(g, pmw)[clusters[2]]).To(Equal("2")) }, timeout, interval).Should(Succeed())
+		available(pmw, clusters[2])
+		Eventually(func(g Gomega) {
+			cur := fw.Current(g, pmw)
+			g.Expect(cur.Status.CompletedRevision).To(Equal(cur.Status.CurrentRevision))
+			g.Expect(cur.Status.CurrentRevision.Revision).To(BeEquivalentTo(2))
+		}, timeout, interval).Should(Succeed())
+	})
 })

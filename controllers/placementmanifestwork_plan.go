@@ -149,6 +149,12 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 		wp.leaving++
 		wp.recheck = minPositive(wp.recheck, left)
 	}
+	wp.ops, wp.rollout.budget = gateByBudget(pmw, obs, wp.ops)
+	for _, cluster := range leavingClusters(obs) {
+		if wp.rollout.budget.held[cluster] {
+			wp.leaving++ // kept for the disruption budget
+		}
+	}
 	return wp
 }
 

@@ -63,8 +63,10 @@ type rolloutPlan struct {
 	currentGroup string
 	// awaitingApproval is the rollout gate that held a cluster back in this step (holdAtGates).
 	awaitingApproval string
-	recheck          time.Duration
-	err              error
+	// budget is what the disruption budget held back of planWrites' writes (gateByBudget).
+	budget  budgetOutcome
+	recheck time.Duration
+	err     error
 	// failure is what failurePolicy made of the rollout (judgeFailure), handed on to computeStatus.
 	failure failureStep
 	// completion is what planWrites decided about a run whose manifests finish (ttlSecondsAfterFinished). It
@@ -223,6 +225,9 @@ func rolloutStatus(pmwName string, clusters []string, d *desired, current string
 		cond.Message = fmt.Sprintf("%d of %d clusters carry the current template", st.Updated, st.Total)
 		if st.CurrentGroup != "" {
 			cond.Message += ", rolling out group " + st.CurrentGroup
+		}
+		if b := d.rollout.budget.status; b != nil && b.Message != "" {
+			cond.Message += "; the disruption budget holds clusters back: " + b.Message
 		}
 	default:
 		cond.Status, cond.Reason = metav1.ConditionTrue, workv1alpha1.ReasonRolloutSucceeded

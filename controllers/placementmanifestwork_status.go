@@ -114,6 +114,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		setCondition(&st, pmw, c)
 		rollout = &c
 		st.Approvals = obs.approvals
+		st.DisruptionBudget = obs.rollout.budget.status
 	} else {
 		setCondition(&st, pmw, rolloutUnknown(&obs.inputs))
 	}

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 )
@@ -34,8 +35,7 @@ const (
 const DefaultSplitFieldPath = ".spec.replicas"
 
 // PlacementManifestWorkSpec is the desired state of a PlacementManifestWork.
-// +kubebuilder:validation:XValidation:rule="!has(self.rolloutGates) || self.rolloutGates.all(g, !has(g.afterClusters) || has(self.rolloutStrategy) && has(self.rolloutStrategy.type) && self.rolloutStrategy.type == 'Progressive')",message="rolloutGates[].afterClusters needs rolloutStrategy.type Progressive",fieldPath=".rolloutGates"
-// +kubebuilder:validation:XValidation:rule="!has(self.rolloutGates) || self.rolloutGates.all(g, !has(g.afterGroup) || has(self.rolloutStrategy) && has(self.rolloutStrategy.type) && self.rolloutStrategy.type == 'ProgressivePerGroup')",message="rolloutGates[].afterGroup needs rolloutStrategy.type ProgressivePerGroup",fieldPath=".rolloutGates"
+// +kubebuilder:validation:XValidation:rule="!has(self.rolloutGates) || size(self.rolloutGates) == 0 || has(self.rolloutStrategy) && has(self.rolloutStrategy.type) && (self.rolloutStrategy.type == 'Progressive' || self.rolloutStrategy.type == 'ProgressivePerGroup')",message="rolloutGates need rolloutStrategy.type Progressive or ProgressivePerGroup (the All strategy has no steps to stop between)",fieldPath=".rolloutGates"
 type PlacementManifestWorkSpec struct {
 	// manifestWorkTemplate is the spec of the ManifestWork written to every selected cluster: the same fields
 	// as an OCM ManifestWork's spec, so the spec of an existing ManifestWork can be pasted here.
@@ -151,8 +151,8 @@ type PlacementManifestWorkSpec struct {
 	// +optional
 	FailurePolicy RolloutFailurePolicy `json:"failurePolicy,omitempty"`
 
-	// rolloutGates stop a progressive rollout until someone approves it: after a decision group of a
-	// ProgressivePerGroup rollout (afterGroup), or after the first clusters of a Progressive one
+	// rolloutGates stop a progressive rollout until someone approves it: after a decision group (afterGroup,
+	// for ProgressivePerGroup or a mandatory decision group of Progressive), or after the first clusters
 	// (afterClusters). A gate holds every cluster beyond it until the annotation
 	// work.open-cluster-management.io/approve lists "<revision>/<gate>" for the current revision (kubectl pmw
 	// rollout approve sets it), so an approval of one revision never lets another through. status.approvals
@@ -164,31 +164,81 @@ type PlacementManifestWorkSpec struct {
 	// +kubebuilder:validation:MaxItems=16
 	RolloutGates []RolloutGate `json:"rolloutGates,omitempty"`
 
+	// disruptionBudget bounds, fleet-wide and counted in replicas, what the manager itself takes away from each
+	// split workload: a rollout step (a cluster gets a new template, a rollback's too), a share decrease (a
+	// cluster joined or recovered from failover) and the removal of a leaving cluster's work wait while they
+	// would make more of the workload's replicas unavailable than the budget allows, judged by the
+	// availableReplicas the agents report. Share increases, failover to other clusters and clusters without
+	// available replicas are never held. status.disruptionBudget says what waits.
+	// +optional
+	DisruptionBudget *DisruptionBudget `json:"disruptionBudget,omitempty"`
+
 	// decodeProblems are the fields of the stored spec that could not be decoded (see DecodeProblems).
 	decodeProblems []string `json:"-"`
 }
 
 // RolloutGate is a manual approval step of a progressive rollout.
-// +kubebuilder:validation:XValidation:rule="has(self.afterClusters) != has(self.afterGroup)",message="a rollout gate sets exactly one of afterClusters (a Progressive rollout) and afterGroup (a ProgressivePerGroup rollout)"
+// +kubebuilder:validation:XValidation:rule="has(self.afterClusters) != has(self.afterGroup)",message="a rollout gate sets exactly one of afterClusters and afterGroup"
 type RolloutGate struct {
 	// name names the gate in approvals ("<revision>/<name>") and in status.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Name string `json:"name"`
-	// afterClusters stops a Progressive rollout once this many clusters carry the new revision: no other
-	// cluster gets it until the gate is approved.
+	// afterClusters stops the rollout once this many clusters carry the new revision: no other cluster gets it
+	// until the gate is approved.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100000
 	AfterClusters *int32 `json:"afterClusters,omitempty"`
-	// afterGroup stops a ProgressivePerGroup rollout once every cluster of this decision group (its
-	// groupName, or its index for a group without a name) carries the new revision: the next groups wait
-	// until the gate is approved.
+	// afterGroup stops the rollout once every cluster of this decision group (its groupName, or its index for
+	// a group without a name) carries the new revision: the clusters of other groups that do not carry it wait
+	// until the gate is approved. Meant for ProgressivePerGroup, which goes group by group, and for a
+	// mandatory decision group of Progressive, which goes first.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	AfterGroup string `json:"afterGroup,omitempty"`
+}
+
+// DisruptionBudget is a fleet-wide budget of unavailable replicas for each split workload.
+type DisruptionBudget struct {
+	// maxUnavailableReplicas is how many of a split workload's replicas (its split total) may be unavailable
+	// at once: a number, or a percentage of the total rounded down. When nothing is unavailable, one action
+	// that alone exceeds it is let through (a cluster holding more replicas than the budget could otherwise
+	// never be updated), and its workload's own rolling update bounds the disruption.
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 && self <= 2147483647 : self.matches('^(100|[0-9]{1,2})%$')",message="disruptionBudget.maxUnavailableReplicas must be a whole number of replicas from 0 to 2147483647, unquoted, or a percentage from 0% to 100%"
+	MaxUnavailableReplicas intstr.IntOrString `json:"maxUnavailableReplicas"`
+}
+
+// DisruptionBudgetStatus says how the disruption budget stands and what waits for it.
+type DisruptionBudgetStatus struct {
+	// unavailableReplicas is how many replicas of the split workload nearest its budget are unavailable now,
+	// by the agents' reports.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
+	UnavailableReplicas int32 `json:"unavailableReplicas"`
+	// maxUnavailableReplicas is that workload's budget in replicas.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
+	MaxUnavailableReplicas int32 `json:"maxUnavailableReplicas"`
+	// held names, sorted, at most 10 clusters whose rollout step, share decrease or work removal waits for
+	// the budget.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	// +kubebuilder:validation:items:MaxLength=253
+	Held []string `json:"held,omitempty"`
+	// heldNotListed is how many more clusters wait than held names.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
+	HeldNotListed int32 `json:"heldNotListed,omitempty"`
+	// message says why the first held cluster waits.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 }
 
 // RolloutApproval is an approval of a rollout gate that the manager acted on.
@@ -201,6 +251,7 @@ type RolloutApproval struct {
 	// +kubebuilder:validation:MaxLength=63
 	Gate string `json:"gate"`
 	// approvedAt is when the manager first saw the approval.
+	// +kubebuilder:validation:XValidation:rule="self >= timestamp('0001-01-01T00:00:00Z')",message="approvedAt must be an RFC 3339 time such as 2024-01-01T00:00:00Z"
 	ApprovedAt metav1.Time `json:"approvedAt"`
 }
 
@@ -511,6 +562,11 @@ type PlacementManifestWorkStatus struct {
 	// +kubebuilder:validation:Maximum=9007199254740991
 	RetriedRevision int64 `json:"retriedRevision,omitempty"`
 
+	// disruptionBudget says, when spec.disruptionBudget is set, how many replicas are unavailable and which
+	// clusters' writes wait for the budget.
+	// +optional
+	DisruptionBudget *DisruptionBudgetStatus `json:"disruptionBudget,omitempty"`
+
 	// approvals are the approvals of rolloutGates the manager acted on, oldest first, at most 20 (the oldest
 	// are dropped): which revision and gate each named and when the manager saw it. Who approved is in the
 	// API server's audit log (the update that set the approval annotation).
@@ -612,6 +668,7 @@ type RolloutStatus struct {
 	// startedAt is when the manager first saw the current revision being rolled out (the rollout duration
 	// counts from it); unset when the current revision was already the completed one.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= timestamp('0001-01-01T00:00:00Z')",message="startedAt must be an RFC 3339 time such as 2024-01-01T00:00:00Z"
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
 }
 

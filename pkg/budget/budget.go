@@ -105,9 +105,11 @@ type Decision struct {
 // replicas beyond the total absorb risk first: a leaving cluster whose replicas already run elsewhere can be
 // removed without touching the budget.
 //
-// Progress rule: when no workload with a budget has an unavailable replica now, the first action is admitted
-// even when it alone exceeds the budget, and marked so; without it a cluster holding more replicas than the
-// budget could never be updated (its own rolling update then bounds the disruption). The actions after it are
+// Progress rule: when no workload with a budget has an unavailable replica now, the first action, when it is
+// a RolloutStep, is admitted even when it alone exceeds the budget, and marked so; without it a cluster holding
+// more replicas than the budget could never be updated (its own rolling update then bounds the disruption). A
+// share decrease or a removal has no such need: it waits until the replicas it takes away are available
+// elsewhere. The actions after it are
 // admitted only if they put nothing at risk where it went over. With replicas unavailable already there is no
 // progress rule: the fleet first has to recover.
 //
@@ -147,7 +149,7 @@ func Admit(workloads []Workload, limits []int32, actions []Action) Decision {
 					after, max(w.Total, 0), name(w, i), limits[i])
 			}
 		}
-		progress := reason != "" && steady && !admitted
+		progress := reason != "" && steady && !admitted && a.Kind == RolloutStep
 		if reason != "" && !progress {
 			d.Verdicts[j] = Verdict{Reason: reason}
 			continue

@@ -92,6 +92,11 @@ func TestAdmit(t *testing.T) {
 			actions: []Action{roll("big"), roll("c2"), roll("c3")},
 			want:    []Verdict{no(7, 10, 2), ok, no(3, 10, 2)}, wantNow: []int32{1},
 		},
+		"skewed: no progress rule for a removal or a share decrease, they wait for replicas elsewhere": {
+			workloads: []Workload{skewed}, limits: []int32{2},
+			actions: []Action{remove("big"), decrease("big", map[int]int32{0: 1}), roll("c1")},
+			want:    []Verdict{no(6, 10, 2), no(5, 10, 2), ok}, wantNow: []int32{0},
+		},
 		"several small clusters until the budget is used": {
 			workloads: []Workload{five}, limits: []int32{5},
 			actions: []Action{roll("a"), roll("b"), roll("c"), roll("d")},

@@ -117,7 +117,7 @@ func checkDecision(workloads []Workload, limits []int32, actions []Action, d Dec
 				fits = false
 			}
 		}
-		mayProgress := steady && len(admitted) == 0
+		mayProgress := steady && len(admitted) == 0 && actions[j].Kind == RolloutStep
 		switch {
 		case v.Progress && (fits || !mayProgress):
 			return fmt.Errorf("action %d: admitted by the progress rule, but it fits (%v) or the rule does not apply (%v)", j, fits, mayProgress)

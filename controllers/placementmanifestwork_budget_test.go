@@ -1,0 +1,150 @@
+package controllers
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+)
+
+func TestGateByBudget(t *testing.T) {
+	const key = "apps/v1/Deployment default/web .spec.replicas"
+	split := workv1alpha1.SplitStatus{Name: "web", Namespace: "default", Group: "apps", Kind: "Deployment", FieldPath: ".spec.replicas", Total: 10}
+	// work is a cluster's work carrying share, whose agent reports available replicas (none when negative).
+	work := func(share, available int32) *workv1.ManifestWork {
+		enc, _ := json.Marshal(map[string]int32{key: share})
+		w := &workv1.ManifestWork{}
+		w.Annotations = map[string]string{workv1alpha1.AnnotationShares: string(enc)}
+		if available >= 0 {
+			w.Status.Conditions = []metav1.Condition{{Type: workv1.WorkApplied, Status: metav1.ConditionTrue}}
+			w.Status.ResourceStatus.Manifests = []workv1.ManifestCondition{{
+				ResourceMeta: workv1.ManifestResourceMeta{Group: "apps", Kind: "Deployment", Namespace: "default", Name: "web"},
+				StatusFeedbacks: workv1.StatusFeedbackResult{Values: []workv1.FeedbackValue{
+					{Name: health.FeedbackPrefix + health.AvailableReplicas, Value: workv1.FieldValue{Type: workv1.Integer, Integer: ptr.To(int64(available))}},
+				}},
+			}}
+		}
+		return w
+	}
+	step := func(cluster string, existing *workv1.ManifestWork) writeOp {
+		return writeOp{cluster: cluster, existing: existing, desired: existing.DeepCopy(), templateChange: true}
+	}
+	reshare := func(cluster string, existing *workv1.ManifestWork, share int32) writeOp {
+		return writeOp{cluster: cluster, existing: existing, desired: work(share, -1)}
+	}
+	cases := map[string]struct {
+		budget   *intstr.IntOrString
+		owned    map[string]*workv1.ManifestWork
+		ops      func(owned map[string]*workv1.ManifestWork) []writeOp
+		wantKept []string
+		want     *workv1alpha1.DisruptionBudgetStatus
+	}{
+		"no budget: everything passes": {
+			owned: map[string]*workv1.ManifestWork{"a": work(5, 5), "b": work(5, 5)},
+			ops: func(o map[string]*workv1.ManifestWork) []writeOp {
+				return []writeOp{step("a", o["a"]), step("b", o["b"])}
+			},
+			wantKept: []string{"a", "b"},
+		},
+		"a skewed cluster goes alone while nothing is unavailable (progress rule), the next waits": {
+			budget: ptr.To(intstr.FromInt32(2)),
+			owned:  map[string]*workv1.ManifestWork{"big": work(6, 6), "s1": work(2, 2), "s2": work(2, 2)},
+			ops: func(o map[string]*workv1.ManifestWork) []writeOp {
+				return []writeOp{step("big", o["big"]), step("s1", o["s1"])}
+			},
+			wantKept: []string{"big"},
+			want: &workv1alpha1.DisruptionBudgetStatus{MaxUnavailableReplicas: 2, Held: []string{"s1"},
+				Message: "The rollout step of cluster s1 waits: it would make 8 of 10 replicas of Deployment.apps default/web unavailable, maxUnavailableReplicas is 2"},
+		},
+		"replicas unavailable already: only steps that risk nothing pass": {
+			budget: ptr.To(intstr.FromString("20%")),
+			owned:  map[string]*workv1.ManifestWork{"a": work(4, 1), "b": work(3, 3), "c": work(3, 0)},
+			ops: func(o map[string]*workv1.ManifestWork) []writeOp {
+				return []writeOp{step("b", o["b"]), step("c", o["c"])}
+			},
+			wantKept: []string{"c"},
+			want: &workv1alpha1.DisruptionBudgetStatus{UnavailableReplicas: 6, MaxUnavailableReplicas: 2, Held: []string{"b"},
+				Message: "The rollout step of cluster b waits: it would make 9 of 10 replicas of Deployment.apps default/web unavailable, maxUnavailableReplicas is 2"},
+		},
+		"a share decrease waits until the replicas moved elsewhere are available; an increase never waits": {
+			budget: ptr.To(intstr.FromInt32(0)),
+			// "new" joined with 3 replicas, all available: 13 run for a total of 10.
+			owned: map[string]*workv1.ManifestWork{"a": work(5, 5), "b": work(5, 5), "new": work(3, 3)},
+			ops: func(o map[string]*workv1.ManifestWork) []writeOp {
+				return []writeOp{reshare("a", o["a"], 4), reshare("b", o["b"], 1), reshare("new", o["new"], 5)}
+			},
+			wantKept: []string{"a", "new"},
+			want: &workv1alpha1.DisruptionBudgetStatus{MaxUnavailableReplicas: 0, Held: []string{"b"},
+				Message: "The share decrease of cluster b waits: it would make 2 of 10 replicas of Deployment.apps default/web unavailable, maxUnavailableReplicas is 0"},
+		},
+		"a leaving cluster is removed once the others carry the total": {
+			budget: ptr.To(intstr.FromInt32(0)),
+			owned:  map[string]*workv1.ManifestWork{"a": work(5, 5), "b": work(5, 5), "old": work(4, 4)},
+			ops: func(o map[string]*workv1.ManifestWork) []writeOp {
+				return []writeOp{{cluster: "old", existing: o["old"], delete: true}}
+			},
+			wantKept: []string{"old"},
+			want:     &workv1alpha1.DisruptionBudgetStatus{MaxUnavailableReplicas: 0},
+		},
+		"a leaving cluster stays while its replicas are needed": {
+			budget: ptr.To(intstr.FromInt32(1)),
+			owned:  map[string]*workv1.ManifestWork{"a": work(5, 5), "b": work(5, 1), "old": work(4, 4)},
+			ops: func(o map[string]*workv1.ManifestWork) []writeOp {
+				return []writeOp{{cluster: "old", existing: o["old"], delete: true}}
+			},
+			want: &workv1alpha1.DisruptionBudgetStatus{MaxUnavailableReplicas: 1, Held: []string{"old"},
+				Message: "The removal of cluster old waits: it would make 4 of 10 replicas of Deployment.apps default/web unavailable, maxUnavailableReplicas is 1"},
+		},
+		"a report older than the work's generation counts as nothing available": {
+			budget: ptr.To(intstr.FromInt32(2)),
+			owned: map[string]*workv1.ManifestWork{"big": func() *workv1.ManifestWork {
+				w := work(6, 6)
+				w.Generation = 2 // written again, not yet applied by the agent
+				return w
+			}(), "s1": work(2, 2), "s2": work(2, 2)},
+			ops:      func(o map[string]*workv1.ManifestWork) []writeOp { return []writeOp{step("s1", o["s1"])} },
+			wantKept: nil,
+			want: &workv1alpha1.DisruptionBudgetStatus{UnavailableReplicas: 6, MaxUnavailableReplicas: 2, Held: []string{"s1"},
+				Message: "The rollout step of cluster s1 waits: it would make 8 of 10 replicas of Deployment.apps default/web unavailable, maxUnavailableReplicas is 2"},
+		},
+		"a cluster without a work (created) is never held": {
+			budget: ptr.To(intstr.FromInt32(0)),
+			owned:  map[string]*workv1.ManifestWork{"a": work(10, 3)},
+			ops: func(map[string]*workv1.ManifestWork) []writeOp {
+				return []writeOp{{cluster: "new", desired: work(5, -1), templateChange: true}}
+			},
+			wantKept: []string{"new"},
+			want:     &workv1alpha1.DisruptionBudgetStatus{UnavailableReplicas: 7, MaxUnavailableReplicas: 0},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pmw := &workv1alpha1.PlacementManifestWork{}
+			if tc.budget != nil {
+				pmw.Spec.DisruptionBudget = &workv1alpha1.DisruptionBudget{MaxUnavailableReplicas: *tc.budget}
+			}
+			obs := &observation{}
+			obs.owned = tc.owned
+			obs.plan = &planner.Plan{Splits: []workv1alpha1.SplitStatus{split}, SplitKeys: []string{key}}
+			kept, out := gateByBudget(pmw, obs, tc.ops(tc.owned))
+			var got []string
+			for _, op := range kept {
+				got = append(got, op.cluster)
+			}
+			if diff := cmp.Diff(tc.wantKept, got); diff != "" {
+				t.Errorf("kept (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.want, out.status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -194,6 +194,10 @@ func (r *PlacementManifestWorkReconciler) gather(ctx context.Context, pmw *workv
 		return nil, 0, err
 	}
 	if obs.decided() && obs.invalid == nil {
+		if obs.revisionData, err = revision.Data(pmw); err != nil {
+			return nil, 0, err
+		}
+		obs.revisionName = revision.Name(pmw.Name, obs.revisionData)
 		if obs.planInput, obs.scoresExpire, err = r.planInput(ctx, pmw, obs.clusters); err != nil {
 			return nil, 0, err
 		}
@@ -255,15 +259,11 @@ func (r *PlacementManifestWorkReconciler) decide(ctx context.Context, pmw *workv
 	// The revisions follow the spec, also while a failed revision is rolled back.
 	var revisionPlan *revision.Plan
 	if obs.revisionsKnown {
-		if revisionPlan, err = planRevisions(pmw, &obs.inputs, &obs.desired); err != nil {
-			return nil, 0, err
-		}
+		revisionPlan = planRevisions(pmw, &obs.inputs, &obs.desired)
 	}
-	current, err := currentRevision(pmw, revisionPlan)
-	if err != nil {
-		return nil, 0, err
-	}
+	current := currentRevision(pmw, revisionPlan, obs.revisionName)
 	obs.currentRevision, obs.now = current, now
+	obs.onCompleted = pmw.Status.CompletedRevision != nil && pmw.Status.CompletedRevision.Name == obs.revisionName
 	obs.approvals = recordApprovals(pmw, current.Revision, now)
 	// Kept in memory, not on the works: marking each leaving work would cost a write per cluster that leaves.
 	since := r.memory.leaving(key, leavingClusters(obs), now)
@@ -284,7 +284,8 @@ func (r *PlacementManifestWorkReconciler) decide(ctx context.Context, pmw *workv
 		if err != nil {
 			return nil, 0, err
 		}
-		d.currentRevision, d.approvals, d.now = obs.currentRevision, obs.approvals, now
+		// The works planned are the completed revision's now.
+		d.currentRevision, d.approvals, d.now, d.onCompleted = obs.currentRevision, obs.approvals, now, true
 		obs.desired = d
 		if invalid != nil {
 			r.rememberFailover(key, &obs.desired)
@@ -433,6 +434,10 @@ type inputs struct {
 	// overrides are spec.overrides, compiled once per generation and checked against the template; nil
 	// without overrides. The cluster facts they read are in planInput.ClusterFacts.
 	overrides *override.Set
+	// revisionData and revisionName are the spec's template as a revision's data (revision.Data) and its
+	// ControllerRevision's name, computed once per reconcile when the desired state is computed.
+	revisionData []byte
+	revisionName string
 	// revisions are the PlacementManifestWork's ControllerRevisions, read (revisionsKnown) when the desired
 	// state is computed, except by a preview.
 	revisions      []*appsv1.ControllerRevision
@@ -473,6 +478,9 @@ type desired struct {
 	revisionPlan *revision.Plan
 	// currentRevision is the current spec's revision (its number is 0 when the revisions are not known).
 	currentRevision workv1alpha1.RevisionReference
+	// onCompleted is set when the works planned carry the last completed revision (status.completedRevision):
+	// the spec's template is that revision, or a rollback returns to it. Nothing new is rolled out then.
+	onCompleted bool
 	// approvals are status.approvals after this reconcile (recordApprovals).
 	approvals []workv1alpha1.RolloutApproval
 	// now is when the desired state was decided.

@@ -152,20 +152,15 @@ func failedClusters(clusters []string, d *desired) []string {
 }
 
 // currentRevision is the current spec's revision: the revision plan's, or without one (a preview) the status'
-// when it names the current template, or the template's name alone.
-func currentRevision(pmw *workv1alpha1.PlacementManifestWork, p *revision.Plan) (workv1alpha1.RevisionReference, error) {
+// when it names the current template (name), or the template's name alone.
+func currentRevision(pmw *workv1alpha1.PlacementManifestWork, p *revision.Plan, name string) workv1alpha1.RevisionReference {
 	if p != nil {
-		return p.Current, nil
+		return p.Current
 	}
-	data, err := revision.Data(pmw)
-	if err != nil {
-		return workv1alpha1.RevisionReference{}, err
-	}
-	name := revision.Name(pmw.Name, data)
 	if c := pmw.Status.CurrentRevision; c != nil && c.Name == name {
-		return *c, nil
+		return *c
 	}
-	return workv1alpha1.RevisionReference{Name: name}, nil
+	return workv1alpha1.RevisionReference{Name: name}
 }
 
 // heldOps drops the writes that would bring a cluster a new template: what a recorded failure that cannot be
@@ -203,11 +198,7 @@ func (r *PlacementManifestWorkReconciler) completedTarget(ctx context.Context, p
 	if completed == nil || pmw.Spec.FailurePolicy != workv1alpha1.FailurePolicyRollback && !anyWithoutWork(obs) {
 		return nil, nil
 	}
-	data, err := revision.Data(pmw)
-	if err != nil {
-		return nil, err
-	}
-	if revision.Name(pmw.Name, data) == completed.Name {
+	if obs.revisionName == completed.Name {
 		return nil, nil
 	}
 	log := ctrl.LoggerFrom(ctx)

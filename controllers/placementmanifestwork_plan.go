@@ -9,7 +9,6 @@ import (
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/revision"
 )
 
 // writeOp is one ManifestWork write: a create (no existing work), an update, or a delete.
@@ -108,7 +107,7 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 	wp.rollout.paused = pmw.Spec.Paused
 	// While paused, a cluster without a work still gets the current template when that is the completed
 	// revision: nothing new is held back then, and a paused PlacementManifestWork still serves a cluster that joins.
-	pausedCreates := pmw.Spec.Paused && currentIsCompleted(pmw)
+	pausedCreates := pmw.Spec.Paused && obs.onCompleted
 
 	wp.upToDate = make(map[string]bool, len(obs.clusters))
 	for _, cluster := range obs.clusters {
@@ -156,16 +155,6 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 		}
 	}
 	return wp
-}
-
-// currentIsCompleted reports whether the spec's template is the last completed revision (status.completedRevision).
-func currentIsCompleted(pmw *workv1alpha1.PlacementManifestWork) bool {
-	c := pmw.Status.CompletedRevision
-	if c == nil {
-		return false
-	}
-	data, err := revision.Data(pmw)
-	return err == nil && revision.Name(pmw.Name, data) == c.Name
 }
 
 // joinOnCompleted gives the decided clusters that have no work and that the rollout holds back from the current

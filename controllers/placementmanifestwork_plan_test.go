@@ -198,6 +198,13 @@ func TestPlanWrites(t *testing.T) {
 			if obs.owned == nil {
 				obs.owned = map[string]*workv1.ManifestWork{}
 			}
+			// As decide sets it: the spec's template is the completed revision.
+			data, err := revision.Data(tc.pmw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := tc.pmw.Status.CompletedRevision
+			obs.onCompleted = c != nil && c.Name == revision.Name(tc.pmw.Name, data)
 			wp := planWrites(tc.pmw, obs, tc.leavingSince, now)
 			got := want{leaving: wp.leaving, recheck: wp.recheck}
 			for _, op := range wp.ops {

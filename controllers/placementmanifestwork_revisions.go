@@ -36,18 +36,14 @@ func (r *PlacementManifestWorkReconciler) ownedRevisions(ctx context.Context, pm
 
 // planRevisions decides, without I/O, the ControllerRevisions of the desired state's template (revision.Compute):
 // its data, the template hash of the works no override selects and those of the works an override selects.
-func planRevisions(pmw *workv1alpha1.PlacementManifestWork, in *inputs, d *desired) (*revision.Plan, error) {
-	data, err := revision.Data(pmw)
-	if err != nil {
-		return nil, err
-	}
-	want := revision.Desired{Data: data, TemplateHash: d.templateHash}
+func planRevisions(pmw *workv1alpha1.PlacementManifestWork, in *inputs, d *desired) *revision.Plan {
+	want := revision.Desired{Data: in.revisionData, TemplateHash: d.templateHash}
 	for _, h := range d.templateHashes {
 		want.ClusterTemplateHashes = append(want.ClusterTemplateHashes, h)
 	}
 	sort.Strings(want.ClusterTemplateHashes)
 	p := revision.Compute(pmw, in.revisions, want)
-	return &p, nil
+	return &p
 }
 
 // applyRevisions writes the revision plan before the works, so a work that gets a new template finds its

@@ -130,7 +130,7 @@ func planRollout(pmw *workv1alpha1.PlacementManifestWork, obs *observation, curr
 			plan.currentGroup = groupName(c.GroupKey)
 		}
 	}
-	if len(pmw.Spec.RolloutGates) > 0 && !currentIsCompleted(pmw) {
+	if len(pmw.Spec.RolloutGates) > 0 && !obs.onCompleted {
 		// Gates hold new revisions only: a rollback (whose target is the completed revision) passes them.
 		current := obs.currentRevision.Revision
 		plan.awaitingApproval = holdAtGates(pmw.Spec.RolloutGates, func(gate string) bool { return approved(obs.approvals, current, gate) },

@@ -25,8 +25,8 @@ type budgetOutcome struct {
 
 // gateByBudget drops from ops, without I/O, the writes that spec.disruptionBudget does not admit now (see
 // budget.Admit), in the order planWrites made them: a rollout step (a new template for a cluster that has a
-// work), a share decrease, and the removal of a leaving cluster's work. Creations and share increases take
-// nothing away and pass. The replicas available are what each work's agent reports (the availableReplicas
+// work), a share decrease, and the removal of a leaving cluster's work. Creations, share increases and steps
+// back to the completed revision pass. The replicas available are what each work's agent reports (the availableReplicas
 // feedback of the split manifest), on every work of this PlacementManifestWork, leaving ones included.
 func gateByBudget(pmw *workv1alpha1.PlacementManifestWork, obs *observation, ops []writeOp) ([]writeOp, budgetOutcome) {
 	if pmw.Spec.DisruptionBudget == nil || obs.plan == nil || len(obs.plan.Splits) == 0 {
@@ -60,6 +60,10 @@ func gateByBudget(pmw *workv1alpha1.PlacementManifestWork, obs *observation, ops
 		case op.delete:
 			a.Kind = budget.Removal
 		case op.existing == nil:
+			continue
+		case op.templateChange && obs.onCompleted:
+			// Back to the last completed revision (a rollback, a revert): that repairs what the budget protects,
+			// and holding it while a failed revision keeps replicas down could hold it for ever.
 			continue
 		case op.templateChange:
 			a.Kind = budget.RolloutStep

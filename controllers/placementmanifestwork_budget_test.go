@@ -41,11 +41,12 @@ func TestGateByBudget(t *testing.T) {
 		return writeOp{cluster: cluster, existing: existing, desired: work(share, -1)}
 	}
 	cases := map[string]struct {
-		budget   *intstr.IntOrString
-		owned    map[string]*workv1.ManifestWork
-		ops      func(owned map[string]*workv1.ManifestWork) []writeOp
-		wantKept []string
-		want     *workv1alpha1.DisruptionBudgetStatus
+		budget      *intstr.IntOrString
+		onCompleted bool
+		owned       map[string]*workv1.ManifestWork
+		ops         func(owned map[string]*workv1.ManifestWork) []writeOp
+		wantKept    []string
+		want        *workv1alpha1.DisruptionBudgetStatus
 	}{
 		"no budget: everything passes": {
 			owned: map[string]*workv1.ManifestWork{"a": work(5, 5), "b": work(5, 5)},
@@ -115,6 +116,16 @@ func TestGateByBudget(t *testing.T) {
 			want: &workv1alpha1.DisruptionBudgetStatus{UnavailableReplicas: 6, MaxUnavailableReplicas: 2, Held: []string{"s1"},
 				Message: "The rollout step of cluster s1 waits: it would make 8 of 10 replicas of Deployment.apps default/web unavailable, maxUnavailableReplicas is 2"},
 		},
+		"a step back to the completed revision (a rollback) is never held, however many replicas are down": {
+			budget:      ptr.To(intstr.FromInt32(0)),
+			onCompleted: true,
+			owned:       map[string]*workv1.ManifestWork{"a": work(5, 3), "b": work(5, 5)},
+			ops: func(o map[string]*workv1.ManifestWork) []writeOp {
+				return []writeOp{step("a", o["a"]), step("b", o["b"])}
+			},
+			wantKept: []string{"a", "b"},
+			want:     &workv1alpha1.DisruptionBudgetStatus{UnavailableReplicas: 2, MaxUnavailableReplicas: 0},
+		},
 		"a cluster without a work (created) is never held": {
 			budget: ptr.To(intstr.FromInt32(0)),
 			owned:  map[string]*workv1.ManifestWork{"a": work(10, 3)},
@@ -132,7 +143,7 @@ func TestGateByBudget(t *testing.T) {
 				pmw.Spec.DisruptionBudget = &workv1alpha1.DisruptionBudget{MaxUnavailableReplicas: *tc.budget}
 			}
 			obs := &observation{}
-			obs.owned = tc.owned
+			obs.owned, obs.onCompleted = tc.owned, tc.onCompleted
 			obs.plan = &planner.Plan{Splits: []workv1alpha1.SplitStatus{split}, SplitKeys: []string{key}}
 			kept, out := gateByBudget(pmw, obs, tc.ops(tc.owned))
 			var got []string

@@ -298,6 +298,12 @@ func TestRolloutProgress(t *testing.T) {
 			want: Progress{Message: "Waiting for the rollout of placementmanifestwork/web (revision 4) to finish: 1 of 3 clusters updated, 1 succeeded, 0 failed, group canary..."}},
 		"progressing, paused": {pmw: pmw(3, 3, 1, cond(rollout, F, workv1alpha1.ReasonRolloutProgressing, 3)), paused: true,
 			want: Progress{Message: "Waiting for the rollout of placementmanifestwork/web (revision 4) to finish: 1 of 3 clusters updated, 1 succeeded, 0 failed, group canary; paused: kubectl pmw rollout resume web..."}},
+		"waiting at a gate": {pmw: func() *workv1alpha1.PlacementManifestWork {
+			p := pmw(3, 3, 1, cond(rollout, F, workv1alpha1.ReasonRolloutAwaitingApproval, 3))
+			p.Status.Rollout.AwaitingApproval = "canary"
+			return p
+		}(),
+			want: Progress{Message: "Waiting for the rollout of placementmanifestwork/web (revision 4) to finish: 1 of 3 clusters updated, 1 succeeded, 0 failed, group canary; waiting for approval at gate canary: kubectl pmw rollout approve web --gate canary..."}},
 		"stopped by maxFailures, which also stalls it": {pmw: pmw(3, 3, 1, cond(rollout, F, workv1alpha1.ReasonRolloutMaxFailures, 3),
 			cond(workv1alpha1.ConditionStalled, T, workv1alpha1.ReasonRolloutMaxFailures, 3)),
 			want: Progress{Failed: true, Message: "the rollout of placementmanifestwork/web (revision 4) failed: RolloutMaxFailures: says RolloutMaxFailures"}},

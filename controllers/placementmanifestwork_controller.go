@@ -41,6 +41,9 @@ const conflictRetry = time.Minute
 // seconds, so a longer wait means something else writes them, and their owner should see them applied.
 const defaultDecisionSettleTimeout = 30 * time.Second
 
+// failureStoreWait is how soon a reconcile that held a rollback until the status records the failure looks again.
+const failureStoreWait = 500 * time.Millisecond
+
 // statusConflictRetry is how soon a reconcile whose status update met a newer PlacementManifestWork runs again.
 const statusConflictRetry = 100 * time.Millisecond
 
@@ -293,6 +296,14 @@ func (r *PlacementManifestWorkReconciler) decide(ctx context.Context, pmw *workv
 			return nil, recheck, nil
 		}
 		wp = planWrites(rb.pmw, obs, since, now)
+		if !failureStored(pmw, step.failed) {
+			// The failure must be on the hub before the first write that hides it (the failed cluster back on
+			// the completed revision): a manager that dies in between would leave its successor no trace of it,
+			// and the successor would roll the failed revision out again. The status write wakes nothing (the
+			// predicate drops it), so the requeue brings the next reconcile.
+			wp.ops = heldOps(wp.ops)
+			recheck = minPositive(recheck, failureStoreWait)
+		}
 	case step.hold:
 		wp.ops = heldOps(wp.ops)
 	case obs.completed != nil:

@@ -269,3 +269,9 @@ func anyWithoutWork(obs *observation) bool {
 	}
 	return false
 }
+
+// failureStored reports whether the PlacementManifestWork as read records the failure f in its status.
+func failureStored(pmw *workv1alpha1.PlacementManifestWork, f *workv1alpha1.FailedRevision) bool {
+	s := pmw.Status.FailedRevision
+	return s != nil && f != nil && s.Name == f.Name && s.Revision == f.Revision
+}

@@ -211,6 +211,49 @@ var _ = Describe("Rollback of a failed rollout: restart, progressDeadline and de
 		}))
 	}, SpecTimeout(3*timeout))
 
+	It("keeps a failed revision back after a manager dies between the failure and the status that records it", func(ctx SpecContext) {
+		hub := ownHub()
+		ns := hub.NewNamespace("rollback-crash")
+		Expect(hub.Client.Create(ctx, framework.Placement("p", ns))).To(Succeed())
+		clusters := hub.NewClusters(3)
+		hub.Decide(ns, "p", "p-decision-1", clusters...)
+		// Manager a dies before any status that records the failure is stored: its status writes carrying
+		// status.failedRevision fail.
+		a := hub.StartManager(suite.ManagerOptions{Name: "dies", DecisionSettleTimeout: settleTimeout, WrapClient: func(c client.WithWatch) client.WithWatch {
+			return interceptor.NewClient(c, interceptor.Funcs{
+				SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+					if p, ok := obj.(*workv1alpha1.PlacementManifestWork); ok && p.Status.FailedRevision != nil {
+						return fmt.Errorf("the manager died before this status write")
+					}
+					return c.SubResource(sub).Update(ctx, obj, opts...)
+				},
+			})
+		}})
+		pmw := newPMW("crash", ns)
+		Expect(hub.Client.Create(ctx, pmw)).To(Succeed())
+		completed(hub, pmw, clusters, "1")
+		toV2(hub, pmw, &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive, Progressive: &clusterv1alpha1.RolloutProgressive{
+			MaxConcurrency: intstr.FromInt32(1), RolloutConfig: clusterv1alpha1.RolloutConfig{MaxFailures: intstr.FromInt32(0)}}})
+		Eventually(func(g Gomega) { g.Expect(values(g, hub, pmw)).To(Equal(expect("2", clusters[:1], "1", clusters[1:]))) }, timeout, interval).Should(Succeed())
+		hub.AgentReports(pmw, clusters[0], down)
+		// The failure is judged, and its record cannot be stored: nothing may hide the failure from the hub
+		// meanwhile, so the failed cluster keeps the failed revision (and stays degraded) until it is.
+		Consistently(func(g Gomega) {
+			g.Expect(values(g, hub, pmw)).To(Equal(expect("2", clusters[:1], "1", clusters[1:])))
+			g.Expect(hub.Current(g, pmw).Status.FailedRevision).To(BeNil())
+		}, "2s", interval).Should(Succeed())
+		a.Stop()
+
+		// The next manager judges the same failure, records it and rolls it back, and never rolls revision 2 out again.
+		hub.StartManager(suite.ManagerOptions{Name: "after", DecisionSettleTimeout: settleTimeout})
+		Eventually(func(g Gomega) {
+			g.Expect(values(g, hub, pmw)).To(Equal(expect("1", clusters)))
+			g.Expect(hub.Current(g, pmw).Status.FailedRevision).NotTo(BeNil())
+		}, timeout, interval).Should(Succeed())
+		hub.AgentReports(pmw, clusters[0], up)
+		Consistently(func(g Gomega) { g.Expect(values(g, hub, pmw)).To(Equal(expect("1", clusters))) }, "2s", interval).Should(Succeed())
+	}, SpecTimeout(3*timeout))
+
 	Context("on the suite's manager", func() {
 		var ns string
 		BeforeEach(func(ctx SpecContext) {

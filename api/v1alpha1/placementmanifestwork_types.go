@@ -165,11 +165,11 @@ type PlacementManifestWorkSpec struct {
 	RolloutGates []RolloutGate `json:"rolloutGates,omitempty"`
 
 	// disruptionBudget bounds, fleet-wide and counted in replicas, what the manager itself takes away from each
-	// split workload: a rollout step (a cluster gets a new template, a rollback's too), a share decrease (a
-	// cluster joined or recovered from failover) and the removal of a leaving cluster's work wait while they
-	// would make more of the workload's replicas unavailable than the budget allows, judged by the
-	// availableReplicas the agents report. Share increases, failover to other clusters and clusters without
-	// available replicas are never held. status.disruptionBudget says what waits.
+	// split workload: a rollout step (a cluster gets a new template), a share decrease (a cluster joined or
+	// recovered from failover) and the removal of a leaving cluster's work wait while they would make more of
+	// the workload's replicas unavailable than the budget allows, judged by the availableReplicas the agents
+	// report. Share increases, failover to other clusters, clusters without available replicas and steps back
+	// to the completed revision (a rollback) are never held. status.disruptionBudget says what waits.
 	// +optional
 	DisruptionBudget *DisruptionBudget `json:"disruptionBudget,omitempty"`
 

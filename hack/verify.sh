@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 generated() {
-  ls api/*/zz_generated.deepcopy.go config/crd/bases/*.yaml config/rbac/role.yaml go.mod go.sum
+  ls api/*/zz_generated.deepcopy.go api/*/*/zz_generated.deepcopy.go config/crd/bases/*.yaml config/rbac/role.yaml go.mod go.sum
 }
 checksums() { generated | xargs sha256sum; }
 

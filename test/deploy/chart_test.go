@@ -65,7 +65,7 @@ func TestHelmTemplateDefaultValues(t *testing.T) {
 	ns := restrictedNamespace(t, c, "pmw-default")
 	objs := render(t, "placement-manifestwork", ns)
 
-	if got, want := kinds(objs), []string{"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "CustomResourceDefinition", "Deployment",
+	if got, want := kinds(objs), []string{"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition", "Deployment",
 		"PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}; !slices.Equal(got, want) {
 		t.Errorf("rendered kinds %v, want %v", got, want)
 	}
@@ -125,7 +125,7 @@ func TestHelmTemplateCustomValues(t *testing.T) {
 	ns := restrictedNamespace(t, c, "pmw-custom")
 	objs := render(t, "custom", ns, "--values", customValues)
 
-	if got, want := kinds(objs), []string{"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "CustomResourceDefinition", "Deployment",
+	if got, want := kinds(objs), []string{"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition", "Deployment",
 		"PrometheusRule", "Service", "ServiceAccount", "ServiceMonitor"}; !slices.Equal(got, want) {
 		t.Errorf("rendered kinds %v, want %v (no leader election Role, no PodDisruptionBudget, no validation policy)", got, want)
 	}
@@ -203,7 +203,7 @@ func TestHelmTemplateWithoutRBAC(t *testing.T) {
 	ns := restrictedNamespace(t, c, "pmw-norbac")
 	objs := render(t, "placement-manifestwork", ns, "--set", "rbac.create=false", "--set", "serviceAccount.create=false",
 		"--set", "serviceAccount.name=existing", "--set", "metrics.service.enabled=false")
-	if got, want := kinds(objs), []string{"CustomResourceDefinition", "CustomResourceDefinition", "Deployment", "PodDisruptionBudget",
+	if got, want := kinds(objs), []string{"CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition", "Deployment", "PodDisruptionBudget",
 		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}; !slices.Equal(got, want) {
 		t.Errorf("rendered kinds %v, want %v", got, want)
 	}

@@ -66,6 +66,6 @@ func Example() {
 	// Output:
 	// score "metadata": url http://169.254.169.254/latest/meta-data: refused: 169.254.169.254 is a link-local (cloud metadata) address; allow it with --allow=169.254.169.254/32;
 	// score "slow": runs is 50, at most 10;
-	// score "gpu-free": plugin "gpu" is not known to this agent (it knows headroom, latency)
+	// score "gpu-free": plugin "gpu" is not known to this agent (it knows latency, node-headroom)
 	// 50 3 cores free <nil>
 }

@@ -1,11 +1,15 @@
 package scoreagent
 
-import "time"
+import (
+	"time"
 
-// DefaultValidFor is how long a score counts after it is measured when the generator does not say. The
-// agent measures again well before then; a score that is not refreshed (the agent stopped, the cluster is
-// cut off) stops counting, so placement does not rank a cluster by an old fact.
-const DefaultValidFor = 10 * time.Minute
+	scoresv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/scores/v1alpha1"
+)
+
+// DefaultValidFor is how long a score counts after it is measured when the generator does not say: the
+// API's. The agent measures again well before then; a score that is not refreshed (the agent stopped, the
+// cluster is cut off) stops counting, so placement does not rank a cluster by an old fact.
+const DefaultValidFor = scoresv1alpha1.DefaultValidFor
 
 // ValidUntil is the AddOnPlacementScore's validUntil for scores measured at measuredAt: measuredAt plus
 // validFor, or DefaultValidFor when validFor is not positive. It is truncated to the second, which is what

@@ -35,8 +35,9 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/scoreagent"
 )
 
-// Name is the plugin's name, as a generator's otherPlugin entry asks for it.
-const Name = "headroom"
+// Name is the plugin's name, as a generator's otherPlugin entry asks for it (plugin: node-headroom), and as
+// the API's documentation names it.
+const Name = "node-headroom"
 
 // The plugin's options and their values.
 const (
@@ -97,7 +98,7 @@ type Plugin struct {
 // New returns the plugin reading nodes and pods from l.
 func New(l Lister) *Plugin { return &Plugin{lister: l} }
 
-// Name is "headroom".
+// Name is "node-headroom".
 func (p *Plugin) Name() string { return Name }
 
 // Validate refuses unknown options and bad values.

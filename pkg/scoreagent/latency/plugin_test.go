@@ -28,15 +28,19 @@ func TestParseOptions(t *testing.T) {
 	}{
 		"only a URL: the defaults": {
 			opts: map[string]string{"url": "https://redhat.com"},
-			want: Probe{URL: "https://redhat.com", Runs: 3, Timeout: 5 * time.Second, HalfMillis: 100},
+			want: Probe{URL: "https://redhat.com", Runs: 1, Timeout: 5 * time.Second, HalfMillis: 100},
 		},
 		"the seed's entry": {
 			opts: map[string]string{"url": "https://redhat.com", "runs": "2", "waitBetweenRuns": "10s"},
 			want: Probe{URL: "https://redhat.com", Runs: 2, WaitBetweenRuns: 10 * time.Second, Timeout: 5 * time.Second, HalfMillis: 100},
 		},
 		"every option at its bound": {
-			opts: map[string]string{"url": "https://redhat.com", "runs": "10", "waitBetweenRuns": "1m", "timeout": "30s", "halfMillis": "60000"},
-			want: Probe{URL: "https://redhat.com", Runs: 10, WaitBetweenRuns: time.Minute, Timeout: 30 * time.Second, HalfMillis: 60000},
+			opts: map[string]string{"url": "https://redhat.com", "runs": "10", "waitBetweenRuns": "1m", "timeout": "30s", "halfMillis": "600000"},
+			want: Probe{URL: "https://redhat.com", Runs: 10, WaitBetweenRuns: time.Minute, Timeout: 30 * time.Second, HalfMillis: 600000},
+		},
+		"the low bounds": {
+			opts: map[string]string{"url": "https://redhat.com", "runs": "1", "waitBetweenRuns": "0s", "timeout": "100ms", "halfMillis": "1"},
+			want: Probe{URL: "https://redhat.com", Runs: 1, Timeout: 100 * time.Millisecond, HalfMillis: 1},
 		},
 		"no URL":         {opts: map[string]string{"runs": "2"}, wantErr: "url is required"},
 		"a URL too long": {opts: map[string]string{"url": "https://" + strings.Repeat("a", 2041)}, wantErr: "url is 2049 characters long, at most 2048"},
@@ -48,8 +52,9 @@ func TestParseOptions(t *testing.T) {
 		"too many runs":   {opts: map[string]string{"url": "x", "runs": "11"}, wantErr: "runs is 11, at most 10"},
 		"a long wait":     {opts: map[string]string{"url": "x", "waitBetweenRuns": "61s"}, wantErr: "waitBetweenRuns is 1m1s, at most 1m0s"},
 		"a long timeout":  {opts: map[string]string{"url": "x", "timeout": "31s"}, wantErr: "timeout is 31s, at most 30s"},
-		"a short timeout": {opts: map[string]string{"url": "x", "timeout": "1ms"}, wantErr: "timeout is 1ms, at least 10ms"},
+		"a short timeout": {opts: map[string]string{"url": "x", "timeout": "99ms"}, wantErr: "timeout is 99ms, at least 100ms"},
 		"no half":         {opts: map[string]string{"url": "x", "halfMillis": "0"}, wantErr: "halfMillis is 0, at least 1"},
+		"a half too long": {opts: map[string]string{"url": "x", "halfMillis": "600001"}, wantErr: "halfMillis is 600001, at most 600000"},
 		"a bad half":      {opts: map[string]string{"url": "x", "halfMillis": "1e3"}, wantErr: `halfMillis "1e3" is not a whole number`},
 	}
 	for name, tc := range cases {
@@ -291,10 +296,10 @@ func TestMeasureFailedRuns(t *testing.T) {
 		},
 		"every run times out": {
 			answer:    after(time.Second, http.StatusOK),
-			probe:     Probe{Runs: 2, Timeout: 30 * time.Millisecond},
-			wantRaw:   "30ms",
-			wantValue: Score(30, 100),
-			wantMsg:   "2 of 2 runs failed and count as the 30ms timeout: run 1: no answer within 30ms; run 2: no answer within 30ms",
+			probe:     Probe{Runs: 2, Timeout: MinTimeout},
+			wantRaw:   "100ms",
+			wantValue: Score(100, 100),
+			wantMsg:   "2 of 2 runs failed and count as the 100ms timeout: run 1: no answer within 100ms; run 2: no answer within 100ms",
 		},
 		"nothing listens": {
 			url:       closed.URL,
@@ -356,12 +361,12 @@ func TestMeasureRefused(t *testing.T) {
 		"a name that resolves to loopback when probed": {
 			ports: port,
 			url:   "http://site.test:" + port,
-			want:  `score "s": run 1 of 3: refused: site.test resolves to 127.0.0.1, a loopback address; allow it with --allow=127.0.0.1/32 or --allow=site.test`,
+			want:  `score "s": run 1 of 1: refused: site.test resolves to 127.0.0.1, a loopback address; allow it with --allow=127.0.0.1/32 or --allow=site.test`,
 		},
 		"a redirect to the metadata address": {
 			allow: "127.0.0.1/32",
 			url:   redirect.URL,
-			want:  `score "s": run 1 of 3: redirect to http://169.254.169.254/latest/meta-data: refused: 169.254.169.254 is a link-local (cloud metadata) address; allow it with --allow=169.254.169.254/32`,
+			want:  `score "s": run 1 of 1: redirect to http://169.254.169.254/latest/meta-data: refused: 169.254.169.254 is a link-local (cloud metadata) address; allow it with --allow=169.254.169.254/32`,
 		},
 	}
 	for name, tc := range cases {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	scoresv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/scores/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/scoreagent"
 )
 
@@ -21,18 +22,23 @@ const (
 	OptionHalfMillis      = "halfMillis"
 )
 
-// Defaults and bounds of the options. The bounds keep one generator from occupying the agent: at most
-// 10 runs of 30 s, 60 s apart. A generator that asks for more is refused, not cut down to size, so what is
-// measured is always what was asked for.
+// Defaults and bounds of the options. The defaults are the API's (api/scores/v1alpha1), so an option left
+// out here means what a field left out of a generator means; the bounds are the ones the generator's CRD
+// enforces (TestBoundsMatchTheCRD holds them to config/crd/bases), so the agent refuses nothing the API
+// admits and admits nothing it refuses. They keep one generator from occupying the agent: at most 10 runs
+// of 30 s, 60 s apart. A request that asks for more is refused, not cut down to size, so what is measured
+// is always what was asked for.
 const (
-	DefaultRuns            = 3
+	DefaultRuns            = scoresv1alpha1.DefaultRuns
+	MinRuns                = 1
 	MaxRuns                = 10
-	DefaultWaitBetweenRuns = 0
+	DefaultWaitBetweenRuns = scoresv1alpha1.DefaultWaitBetweenRuns
 	MaxWaitBetweenRuns     = time.Minute
-	DefaultTimeout         = 5 * time.Second
-	MinTimeout             = 10 * time.Millisecond
+	DefaultTimeout         = scoresv1alpha1.DefaultProbeTimeout
+	MinTimeout             = 100 * time.Millisecond
 	MaxTimeout             = 30 * time.Second
-	MaxHalfMillis          = 60000
+	MinHalfMillis          = 1
+	MaxHalfMillis          = 600000
 	MaxURLLength           = 2048
 )
 
@@ -87,7 +93,7 @@ func ParseOptions(opts map[string]string) (Probe, error) {
 	if len(p.URL) > MaxURLLength {
 		return Probe{}, fmt.Errorf("url is %d characters long, at most %d", len(p.URL), MaxURLLength)
 	}
-	runs, err := scoreagent.IntOption(opts, OptionRuns, DefaultRuns, 1, MaxRuns)
+	runs, err := scoreagent.IntOption(opts, OptionRuns, DefaultRuns, MinRuns, MaxRuns)
 	if err != nil {
 		return Probe{}, err
 	}
@@ -98,7 +104,7 @@ func ParseOptions(opts map[string]string) (Probe, error) {
 	if p.Timeout, err = scoreagent.DurationOption(opts, OptionTimeout, DefaultTimeout, MinTimeout, MaxTimeout); err != nil {
 		return Probe{}, err
 	}
-	half, err := scoreagent.IntOption(opts, OptionHalfMillis, int64(DefaultHalfMillis), 1, MaxHalfMillis)
+	half, err := scoreagent.IntOption(opts, OptionHalfMillis, int64(DefaultHalfMillis), MinHalfMillis, MaxHalfMillis)
 	if err != nil {
 		return Probe{}, err
 	}

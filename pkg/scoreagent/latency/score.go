@@ -4,11 +4,12 @@ import (
 	"math"
 	"time"
 
+	scoresv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/scores/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/scoreagent"
 )
 
-// DefaultHalfMillis is the latency that scores 0 when the generator does not choose one.
-const DefaultHalfMillis int32 = 100
+// DefaultHalfMillis is the latency that scores 0 when the generator does not choose one: the API's.
+const DefaultHalfMillis int32 = scoresv1alpha1.DefaultHalfMillis
 
 // Score maps a latency in milliseconds to an AddOnPlacementScore value:
 //

@@ -44,7 +44,7 @@ func TestScore(t *testing.T) {
 // Over a sweep of latencies and halves, the score stays in [-100, 100], never rises as the latency grows,
 // scores 100 at 0 and 0 at halfMillis.
 func TestScoreProperties(t *testing.T) {
-	for _, half := range []int32{1, 7, 50, 100, 250, 1000, 60000} {
+	for _, half := range []int32{1, 7, 50, 100, 250, 1000, 60000, MaxHalfMillis} {
 		if got := Score(0, half); got != 100 {
 			t.Errorf("half %d: Score(0) = %d, want 100", half, got)
 		}

@@ -6,9 +6,10 @@ const (
 	// agent's allowlist) and every otherPlugin entry names a plugin the agent has, with options it accepts.
 	// While it is False nothing is measured.
 	ConditionValid = "Valid"
-	// ConditionMeasured is True when the last measurement wrote the AddOnPlacementScore; False when it could
-	// not (a probe failed every run, a plugin failed, the write was refused). The scores written before stay
-	// until their validUntil passes.
+	// ConditionMeasured is True when the last measurement wrote every score to the AddOnPlacementScore; False
+	// when some score could not be measured (its plugin failed), the write was refused, or the generator is
+	// not Valid. A latency probe whose runs fail is measured: each failed run counts as the probe's timeout,
+	// the slowest it can observe, and status.scores[].message says so.
 	ConditionMeasured = "Measured"
 )
 
@@ -23,6 +24,11 @@ const (
 	// ReasonInvalidPlugin: an otherPlugin entry names a plugin the agent does not have, or options the plugin
 	// refuses; the message names the entry. Nothing is measured until it changes.
 	ReasonInvalidPlugin = "InvalidPlugin"
+	// ReasonInvalid: the generator asks for something the agent will not measure for another cause: a latency
+	// entry whose options are outside the agent's bounds, or a probe whose worst case (every run timing out,
+	// and the waits between them) is longer than validFor, so that its scores could expire before they are
+	// written; the message names the score and what to change. Nothing is measured until it changes.
+	ReasonInvalid = "Invalid"
 )
 
 // Reasons of the Measured condition.
@@ -30,8 +36,22 @@ const (
 	// ReasonMeasured: every score was measured and the AddOnPlacementScore written, valid until
 	// status.lastMeasuredTime plus spec.validFor.
 	ReasonMeasured = "Measured"
-	// ReasonMeasureFailed: some score could not be measured (every run of a probe failed or timed out, a
-	// plugin returned an error), or the AddOnPlacementScore could not be written; the message names the score
-	// and the error. The scores written before stay until their validUntil passes.
+	// ReasonMeasureFailed: some score could not be measured (its plugin returned an error, such as a redirect
+	// the agent's allowlist refuses or nodes that cannot be listed), or the AddOnPlacementScore could not be
+	// written; the message names the score and the error. A score that could not be measured is left out of
+	// the AddOnPlacementScore and the others are written; when none could be, the AddOnPlacementScore is left
+	// as it was, its scores counting until their validUntil passes.
 	ReasonMeasureFailed = "MeasureFailed"
+	// ReasonNotValid: the generator is not Valid (see that condition), so nothing is measured. The scores
+	// written before stay until their validUntil passes.
+	ReasonNotValid = "NotValid"
+)
+
+// The condition the agent sets on the AddOnPlacementScore it writes (OCM's kind, which defines none), as the
+// design seed's example shows it: True, with this reason, each time the agent writes the scores.
+const (
+	// AddOnPlacementScoreConditionUpdated is the AddOnPlacementScore's condition type.
+	AddOnPlacementScoreConditionUpdated = "AddOnPlacementScoreUpdated"
+	// ReasonAddOnPlacementScoreUpdated: the agent wrote the scores, valid until the score's validUntil.
+	ReasonAddOnPlacementScoreUpdated = "AddOnPlacementScoreUpdated"
 )

@@ -70,9 +70,10 @@ PLUGIN_LDFLAGS = -s -w -X $(shell go list -m)/internal/kubectlpmw.version=$(VERS
 PREFIX ?=
 
 .PHONY: build
-build: ## Build the manager and the kubectl plugin: bin/manager and bin/kubectl-pmw.
+build: ## Build the manager, the kubectl plugin and the score agent: bin/manager, bin/kubectl-pmw and bin/score-agent.
 	CGO_ENABLED=0 go build -trimpath -o bin/manager ./cmd
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(PLUGIN_LDFLAGS)" -o bin/kubectl-pmw ./cmd/kubectl-pmw
+	CGO_ENABLED=0 go build -trimpath -o bin/score-agent ./cmd/score-agent
 
 .PHONY: install-plugin
 install-plugin: ## Build kubectl-pmw and copy it, with kubectl_complete-pmw for kubectl's completion, to $(PREFIX)/bin, else $GOBIN, else ~/.local/bin when it exists, else $(go env GOPATH)/bin.

@@ -224,8 +224,8 @@ func (r *Reconciler) writeStatus(ctx context.Context, gen *scoresv1alpha1.AddOnP
 	return statusConflictRetry, nil
 }
 
-// recordEvents records a Warning when the generator becomes invalid or changes why, and when a measurement
-// leaves scores out or its AddOnPlacementScore cannot be written.
+// recordEvents records a Warning when the generator becomes invalid or changes why, when a measurement
+// leaves scores out, and when the AddOnPlacementScore cannot be written for a new reason (not at each retry).
 func (r *Reconciler) recordEvents(gen *scoresv1alpha1.AddOnPlacementScoreGenerator, before *scoresv1alpha1.AddOnPlacementScoreGeneratorStatus,
 	v verdict, m *measurement, measured bool, writeErr error) {
 	if r.Recorder == nil {
@@ -241,7 +241,8 @@ func (r *Reconciler) recordEvents(gen *scoresv1alpha1.AddOnPlacementScoreGenerat
 		r.Recorder.Eventf(gen, nil, corev1.EventTypeWarning, scoresv1alpha1.ReasonMeasureFailed, "Measure", "%s",
 			truncate(strings.Join(m.failed, "; "), 1024))
 	}
-	if writeErr != nil {
+	if old := meta.FindStatusCondition(before.Conditions, scoresv1alpha1.ConditionMeasured); writeErr != nil &&
+		(old == nil || old.Message != truncate(writeFailed(writeErr), maxMessage)) {
 		r.Recorder.Eventf(gen, nil, corev1.EventTypeWarning, scoresv1alpha1.ReasonMeasureFailed, "WriteScore", "%s", truncate(writeErr.Error(), 1024))
 	}
 }

@@ -89,8 +89,7 @@ func generatorStatus(gen *scoresv1alpha1.AddOnPlacementScoreGenerator, v verdict
 	failed := strings.Join(m.failed, "; ")
 	switch {
 	case writeErr != nil:
-		set(scoresv1alpha1.ConditionMeasured, false, scoresv1alpha1.ReasonMeasureFailed,
-			fmt.Sprintf("writing the AddOnPlacementScore failed, retrying: %v", writeErr))
+		set(scoresv1alpha1.ConditionMeasured, false, scoresv1alpha1.ReasonMeasureFailed, writeFailed(writeErr))
 	case len(m.failed) > 0 && len(m.scores) > 0:
 		set(scoresv1alpha1.ConditionMeasured, false, scoresv1alpha1.ReasonMeasureFailed,
 			failed+"; it is left out of the AddOnPlacementScore, the other scores were written")
@@ -136,4 +135,9 @@ func scoreStatus(current clusterv1alpha1.AddOnPlacementScoreStatus, desired *clu
 		return current, false
 	}
 	return next, true
+}
+
+// writeFailed is the Measured message when the AddOnPlacementScore cannot be written.
+func writeFailed(err error) string {
+	return fmt.Sprintf("writing the AddOnPlacementScore failed, retrying: %v", err)
 }

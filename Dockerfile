@@ -1,4 +1,5 @@
-# Builds the manager as a static binary and ships it on a distroless, non-root base.
+# Builds the manager as a static binary and ships it on a distroless, non-root base. The image carries the score
+# agent too (/score-agent, cmd/score-agent), which config/addon's AddOnTemplate runs on the managed clusters.
 #
 #   make docker-build IMG=<registry>/placement-manifestwork:<tag>     (docker build -t $IMG .)
 #   docker buildx build --platform linux/amd64,linux/arm64 -t $IMG --push .
@@ -16,12 +17,14 @@ WORKDIR /workspace
 # Dependencies first, so that a source change does not download them again.
 COPY go.mod go.sum ./
 RUN go mod download
-# Every package of this module the manager imports lives under these directories (`go list -deps ./cmd`).
+# Every package of this module the manager and the score agent import lives under these directories
+# (`go list -deps ./cmd ./cmd/score-agent`).
 COPY api/ api/
 COPY cmd/ cmd/
 COPY controllers/ controllers/
 COPY pkg/ pkg/
 COPY internal/ internal/
+RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} go build -trimpath -ldflags="-s -w" -o score-agent ./cmd/score-agent
 RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} go build -trimpath -ldflags="-s -w" -o manager ./cmd
 
 # distroless/static: no shell, no package manager, CA certificates and /etc/passwd only. The nonroot tag runs
@@ -31,6 +34,7 @@ LABEL org.opencontainers.image.title="placement-manifestwork" \
       org.opencontainers.image.description="PlacementManifestWork controller-manager for Open Cluster Management hubs" \
       org.opencontainers.image.source="https://github.com/open-cluster-management-io/placement-manifestwork"
 WORKDIR /
+COPY --from=builder /workspace/score-agent .
 COPY --from=builder /workspace/manager .
 USER 65532:65532
 ENTRYPOINT ["/manager"]

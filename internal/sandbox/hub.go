@@ -6,13 +6,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
+	scoresv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/scores/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 )
 
-// Scheme is the hub's scheme: the manager's and the ManagedClusterSet types.
-func Scheme() *runtime.Scheme { return ocmsim.WithClusterSets(controllers.Scheme()) }
+// Scheme is the hub's scheme: the manager's, the ManagedClusterSet types and the score generators.
+func Scheme() *runtime.Scheme {
+	s := ocmsim.WithClusterSets(controllers.Scheme())
+	if err := scoresv1alpha1.AddToScheme(s); err != nil {
+		panic(err) // adding static types cannot fail at run time
+	}
+	return s
+}
 
 // hub is a running kube-apiserver and etcd with the PlacementManifestWork and OCM CRDs.
 type hub struct {

@@ -156,8 +156,8 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		return res, err
 	}
 
-	r.say("Starting the PlacementManifestWork manager and the simulated work agents")
-	if err := r.startManagers(ctx, cfgFast, names); err != nil {
+	r.say("Starting the PlacementManifestWork manager, the simulated work agents and the clusters' score agents")
+	if err := r.startManagers(ctx, cfgFast, c, names); err != nil {
 		return res, err
 	}
 
@@ -258,8 +258,8 @@ func (r *runner) startPlacement() error {
 
 // startManagers starts the PlacementManifestWork manager, exactly as cmd/ wires it, and the simulated agents
 // in a manager of their own: the agent must see every ManifestWork of the cluster namespaces, which the
-// manager's label-filtered cache does not.
-func (r *runner) startManagers(ctx context.Context, cfg *rest.Config, clusters []string) error {
+// manager's label-filtered cache does not. The clusters' score agents share the agents' manager.
+func (r *runner) startManagers(ctx context.Context, cfg *rest.Config, c client.Client, clusters []string) error {
 	log := ctrl.LoggerFrom(ctx)
 	// Both managers register controllers under fixed names; a process that runs the sandbox twice (a test)
 	// would otherwise be refused the second time.
@@ -280,7 +280,7 @@ func (r *runner) startManagers(ctx context.Context, cfg *rest.Config, clusters [
 		namespaces[c] = cache.Config{}
 	}
 	agentMgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 controllers.Scheme(),
+		Scheme:                 Scheme(),
 		Cache:                  cache.Options{DefaultNamespaces: namespaces},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
@@ -293,6 +293,9 @@ func (r *runner) startManagers(ctx context.Context, cfg *rest.Config, clusters [
 	agent := &ocmsim.Agent{Client: agentMgr.GetClient(), Spokes: spokes(r.cfg, clusters)}
 	if err := agent.SetupWithManager(agentMgr); err != nil {
 		return fmt.Errorf("setting up the agents: %w", err)
+	}
+	if err := r.startScoreAgents(ctx, c, agentMgr, clusters); err != nil {
+		return err
 	}
 
 	mgrCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -45,18 +45,31 @@ var databaseSample []byte
 //go:embed samples/regional.yaml
 var regionalSample []byte
 
+// nearestSample is the scores sample: a Placement ranked by the score agents' latency scores, and a
+// PlacementManifestWork whose replicas are divided by them.
+//
+//go:embed samples/nearest.yaml
+var nearestSample []byte
+
 // EmbeddedSamples are every sample the sandbox applies besides config/samples: the interpreter sample
-// (InterpreterSamples), then the overrides sample (OverrideSamples).
+// (InterpreterSamples), the overrides sample (OverrideSamples) and the scores sample (ScoreSamples).
 func EmbeddedSamples() ([]*unstructured.Unstructured, error) {
-	interpreters, err := InterpreterSamples()
-	if err != nil {
-		return nil, err
+	var out []*unstructured.Unstructured
+	for _, samples := range []func() ([]*unstructured.Unstructured, error){InterpreterSamples, OverrideSamples, ScoreSamples} {
+		objs, err := samples()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
 	}
-	overrides, err := OverrideSamples()
-	if err != nil {
-		return nil, err
-	}
-	return append(interpreters, overrides...), nil
+	return out, nil
+}
+
+// ScoreSamples is the scores sample (samples/nearest.yaml): the Placement "nearest", which picks the two
+// clusters with the best latency score, and the PlacementManifestWork "nearest", which divides its replicas by
+// that score.
+func ScoreSamples() ([]*unstructured.Unstructured, error) {
+	return DecodeObjects(bytes.NewReader(nearestSample), "samples/nearest.yaml")
 }
 
 // OverrideSamples is the overrides sample (samples/regional.yaml): a Placement and the PlacementManifestWork

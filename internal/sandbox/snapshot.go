@@ -303,10 +303,11 @@ func (w WorkView) Ready() bool {
 	return true
 }
 
-// Settled reports whether every sample PlacementManifestWork has reached its goal on all n clusters: its
-// status describes its current spec, every cluster has its work Applied and Available with no cluster
-// progressing or degraded, every split is placed in full, and every workload reports all its pods ready. When
-// it has not, the reasons say what is missing, for a timeout's message.
+// Settled reports whether every sample PlacementManifestWork has reached its goal on its clusters (all n, or
+// for the scores sample the two nearest, see SampleClusters): its status describes its current spec, each of
+// those clusters has its work Applied and Available with no cluster progressing or degraded, no other cluster
+// has one, every split is placed in full, and every workload reports all its pods ready. When it has not, the
+// reasons say what is missing, for a timeout's message.
 func Settled(s Snapshot, samples []types.NamespacedName, n int) (bool, []string) {
 	var why []string
 	byName := map[types.NamespacedName]PMWView{}
@@ -323,10 +324,14 @@ func Settled(s Snapshot, samples []types.NamespacedName, n int) (bool, []string)
 			why = append(why, fmt.Sprintf("%s: status is for generation %d, spec is at %d", name, p.ObservedGeneration, p.Generation))
 			continue
 		}
+		want := map[string]bool{}
+		for _, c := range SampleClusters(name, n) {
+			want[c] = true
+		}
 		sum := p.Summary
-		if int(sum.Total) != n || sum.Applied != sum.Total || sum.Available != sum.Total || sum.Progressing != 0 || sum.Degraded != 0 {
+		if int(sum.Total) != len(want) || sum.Applied != sum.Total || sum.Available != sum.Total || sum.Progressing != 0 || sum.Degraded != 0 {
 			why = append(why, fmt.Sprintf("%s: %d clusters of %d, %d applied, %d available, %d progressing, %d degraded",
-				name, sum.Total, n, sum.Applied, sum.Available, sum.Progressing, sum.Degraded))
+				name, sum.Total, len(want), sum.Applied, sum.Available, sum.Progressing, sum.Degraded))
 		}
 		for _, sp := range p.Splits {
 			if sp.Placed != sp.Total {
@@ -336,6 +341,9 @@ func Settled(s Snapshot, samples []types.NamespacedName, n int) (bool, []string)
 		for _, c := range s.Clusters {
 			w, ok := c.workOf(name.String())
 			switch {
+			case !want[c.Name] && ok:
+				why = append(why, fmt.Sprintf("%s: a ManifestWork on %s, which is not among its clusters %s", name, c.Name, strings.Join(SampleClusters(name, n), ", ")))
+			case !want[c.Name]:
 			case !ok:
 				why = append(why, fmt.Sprintf("%s: no ManifestWork on %s", name, c.Name))
 			case !w.Ready():
@@ -344,6 +352,29 @@ func Settled(s Snapshot, samples []types.NamespacedName, n int) (bool, []string)
 		}
 	}
 	return len(why) == 0, why
+}
+
+// NearestSample is the scores sample's PlacementManifestWork (samples/nearest.yaml).
+var NearestSample = types.NamespacedName{Namespace: "default", Name: "nearest"}
+
+// SampleClusters are the clusters a sample PlacementManifestWork settles on with n sandbox clusters: every
+// one, except for the scores sample, whose Placement picks the two with the lowest simulated latency.
+func SampleClusters(name types.NamespacedName, n int) []string {
+	all := ClusterNames(n)
+	if name != NearestSample {
+		return all
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return SimulatedLatency(idx[a]) < SimulatedLatency(idx[b]) })
+	out := make([]string, 0, 2)
+	for _, i := range idx[:min(2, n)] {
+		out = append(out, all[i])
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (c ClusterView) workOf(owner string) (WorkView, bool) {

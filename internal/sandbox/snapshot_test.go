@@ -235,3 +235,24 @@ RESOURCEINTERPRETERS (2)
 		t.Errorf("view (-want +got):\n%s", diff)
 	}
 }
+
+func TestSampleClusters(t *testing.T) {
+	cases := map[string]struct {
+		name types.NamespacedName
+		n    int
+		want []string
+	}{
+		"a sample runs on every cluster": {name: web, n: 3, want: []string{"cluster1", "cluster2", "cluster3"}},
+		// 10, 70, 220, 40 and 100 ms: the two us-east clusters are the nearest.
+		"the scores sample runs on the two nearest":      {name: NearestSample, n: 5, want: []string{"cluster1", "cluster4"}},
+		"the scores sample with one cluster":             {name: NearestSample, n: 1, want: []string{"cluster1"}},
+		"the scores sample with three: us-east, eu-west": {name: NearestSample, n: 3, want: []string{"cluster1", "cluster2"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, SampleClusters(tc.name, tc.n)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

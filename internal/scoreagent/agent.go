@@ -1,6 +1,7 @@
 package scoreagent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	scoresv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/scores/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/scoreagent"
@@ -123,6 +125,23 @@ func NewManager(o Options) (ctrl.Manager, error) {
 // (its own status writes do not wake it), on the deletion of an AddOnPlacementScore it owns (written again),
 // and at each generator's next measurement.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, maxConcurrentReconciles int) error {
+	return setup(mgr, r, maxConcurrentReconciles)
+}
+
+// SetupClusters registers, in one controller, the reconcilers of several clusters that share mgr (the
+// sandbox runs the agents of all its simulated clusters in one process): a generator goes to the reconciler
+// of its namespace's cluster, and a generator in another namespace is ignored, as an agent ignores it.
+func SetupClusters(mgr ctrl.Manager, byCluster map[string]*Reconciler, maxConcurrentReconciles int) error {
+	return setup(mgr, reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+		r, ok := byCluster[req.Namespace]
+		if !ok {
+			return ctrl.Result{}, nil
+		}
+		return r.Reconcile(ctx, req)
+	}), maxConcurrentReconciles)
+}
+
+func setup(mgr ctrl.Manager, r reconcile.Reconciler, maxConcurrentReconciles int) error {
 	if maxConcurrentReconciles <= 0 {
 		maxConcurrentReconciles = 4
 	}

@@ -170,6 +170,26 @@ func TestSandboxSamplesSettle(t *testing.T) {
 		}
 	})
 
+	t.Run("the scores sample runs on the two clusters nearest to its users, the nearest with the most replicas", func(t *testing.T) {
+		// The simulated latencies of 4 clusters: cluster1 10 ms, cluster2 70 ms, cluster3 220 ms, cluster4 40 ms,
+		// which the score agents measure and score 82, 18, -38 and 43 (100 at 0 ms, 0 at 100 ms).
+		p := pmw(t, res.Final, sandbox.NearestSample)
+		if p.Summary.Total != 2 || len(p.Splits) != 1 || p.Splits[0].Placed != 6 {
+			t.Errorf("%s: %d clusters, splits %+v; want 2 clusters and all 6 replicas placed", sandbox.NearestSample, p.Summary.Total, p.Splits)
+		}
+		got := map[string]int64{}
+		for _, c := range res.Final.Clusters {
+			if w, ok := work(c, sandbox.NearestSample); ok {
+				for _, wl := range w.Workloads {
+					got[c.Name] += wl.Desired
+				}
+			}
+		}
+		if diff := cmp.Diff(map[string]int64{"cluster1": 4, "cluster4": 2}, got); diff != "" {
+			t.Errorf("replicas of %s by cluster (-want +got):\n%s", sandbox.NearestSample, diff)
+		}
+	})
+
 	t.Run("nothing the run started is left", func(t *testing.T) {
 		if res.PlacementPID == 0 {
 			t.Fatalf("no placement controller pid recorded")

@@ -26,6 +26,8 @@ type Binaries struct {
 	HelmDir string
 	// Plugin is the kubectl plugin built from ./cmd/kubectl-pmw of this checkout.
 	Plugin string
+	// ScoreAgent is the score agent built from ./cmd/score-agent of this checkout, run once per spoke.
+	ScoreAgent string
 }
 
 // BuildBinaries builds what is missing and returns where everything is. The scripts cache their builds under
@@ -51,7 +53,12 @@ func BuildBinaries(ctx context.Context, root string, progress io.Writer) (Binari
 	// Plain flags (no -trimpath, no CGO_ENABLED=0, unlike `make build`): the packages are then the ones go test
 	// has just compiled for the suite, so even on a cold Go cache this takes seconds instead of minutes.
 	b.Plugin = filepath.Join(root, "bin", "e2e", "kubectl-pmw")
-	for _, build := range []struct{ out, pkg, what string }{{b.Manager, "./cmd", "the manager"}, {b.Plugin, "./cmd/kubectl-pmw", "kubectl-pmw"}} {
+	b.ScoreAgent = filepath.Join(root, "bin", "e2e", "score-agent")
+	for _, build := range []struct{ out, pkg, what string }{
+		{b.Manager, "./cmd", "the manager"},
+		{b.Plugin, "./cmd/kubectl-pmw", "kubectl-pmw"},
+		{b.ScoreAgent, "./cmd/score-agent", "the score agent"},
+	} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", build.out, build.pkg)
 		cmd.Dir = root
 		cmd.Stdout, cmd.Stderr = progress, progress

@@ -12,6 +12,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	scoresv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/scores/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 )
@@ -25,6 +26,9 @@ const (
 	HubNamespace = "open-cluster-management-hub"
 	// AgentNamespace is the work agents' own namespace on each spoke (events, and the readiness canary).
 	AgentNamespace = "open-cluster-management-agent"
+	// ScoreAddOn is the addon name the spokes' score agents answer to: they measure the
+	// AddOnPlacementScoreGenerators of their cluster's namespace whose spec.addOnPlacementSelector.name is this.
+	ScoreAddOn = "score-agent"
 
 	// kwokNodeAnnotation marks the Nodes kwok manages (its --manage-nodes-with-annotation-selector).
 	kwokNodeAnnotation = "kwok.x-k8s.io/node"
@@ -32,8 +36,15 @@ const (
 	canaryName = "e2e-canary"
 )
 
-// HubScheme has every type the stack and the tests read on the hub: the manager's and ManagedClusterSets.
-func HubScheme() *runtime.Scheme { return ocmsim.WithClusterSets(controllers.Scheme()) }
+// HubScheme has every type the stack and the tests read on the hub: the manager's, ManagedClusterSets and
+// AddOnPlacementScoreGenerators.
+func HubScheme() *runtime.Scheme {
+	s := ocmsim.WithClusterSets(controllers.Scheme())
+	if err := scoresv1alpha1.AddToScheme(s); err != nil {
+		panic(err) // adding static types cannot fail at run time
+	}
+	return s
+}
 
 // kwokNode is a fake Node for kwok to run pods on. kwok fills in its status (Ready, capacity) and keeps its
 // lease; without a taint, the scheduler puts every pod there.

@@ -7,8 +7,10 @@
 //     kube-controller-manager running only the garbage collector, OCM's placement controller and the
 //     PlacementManifestWork manager binary.
 //   - Each spoke: its own kube-apiserver and etcd, kube-controller-manager, kube-scheduler and kwok with one
-//     fake Node (so Deployments, ReplicaSets and Jobs really roll out and pods become Ready), and OCM's work
-//     agent connected to the hub for the spoke's cluster namespace.
+//     fake Node (so Deployments, ReplicaSets and Jobs really roll out and pods become Ready), OCM's work
+//     agent connected to the hub for the spoke's cluster namespace, and this project's score agent
+//     (cmd/score-agent) with a hub kubeconfig, as the work agent runs, answering to the addon name ScoreAddOn
+//     and allowed to probe loopback addresses (the scenarios' latency servers run in the test process).
 //
 // The stack plays OCM's registration: it registers every spoke as an accepted, available ManagedCluster in
 // the ManagedClusterSet "e2e" and binds the set to namespaces (BindClusterSet). docs/e2e.md describes it.
@@ -79,6 +81,8 @@ type Cluster struct {
 	Client client.Client
 
 	env *envtest.Environment
+	// scoreAgentProbe is the readiness URL of a spoke's score agent.
+	scoreAgentProbe string
 }
 
 // Stack is a running hub with its spokes.
@@ -141,7 +145,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	for _, c := range s.Spokes {
-		s.progress("starting %s: kube-controller-manager, kube-scheduler, kwok, work agent", c.Name)
+		s.progress("starting %s: kube-controller-manager, kube-scheduler, kwok, work agent, score agent", c.Name)
 		if err := s.startSpoke(ctx, c); err != nil {
 			return nil, fmt.Errorf("starting spoke %s: %w", c.Name, err)
 		}
@@ -156,7 +160,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if err := s.BindClusterSet(ctx, BoundNamespace); err != nil {
 		return nil, err
 	}
-	s.progress("waiting for the manager, the spokes' nodes, the placement controller, the hub's garbage collector and every work agent")
+	s.progress("waiting for the manager, the score agents, the spokes' nodes, the placement controller, the hub's garbage collector and every work agent")
 	if err := s.waitReady(ctx); err != nil {
 		return nil, err
 	}
@@ -245,10 +249,10 @@ func (s *Stack) startAPIServer(c *Cluster, crds []string, spoke bool) error {
 // e2eAdmin is the user (system:masters) of every cluster's kubeconfig.
 const e2eAdmin = "e2e-admin"
 
-// startSpoke starts the spoke's controllers, kwok with its Node, and the work agent.
+// startSpoke starts the spoke's controllers, kwok with its Node, the work agent and the score agent.
 func (s *Stack) startSpoke(ctx context.Context, c *Cluster) error {
 	b := s.opts.Binaries
-	ports := make([]int, 3)
+	ports := make([]int, 4)
 	for i := range ports {
 		p, err := proc.FreePort()
 		if err != nil {
@@ -286,7 +290,21 @@ func (s *Stack) startSpoke(ctx context.Context, c *Cluster) error {
 		"--namespace=" + AgentNamespace, "--disable-leader-election",
 		"--status-sync-interval=" + s.opts.StatusSyncInterval.String(),
 		"--listen=127.0.0.1:" + strconv.Itoa(ports[2])}
-	return s.startProcess(c.Name+"-work-agent", filepath.Join(b.OCMDir, "work"), agent)
+	if err := s.startProcess(c.Name+"-work-agent", filepath.Join(b.OCMDir, "work"), agent); err != nil {
+		return err
+	}
+	return s.startScoreAgent(c, ports[3])
+}
+
+// startScoreAgent starts the spoke's score agent as the work agent runs: with the hub's kubeconfig instead of
+// the credentials OCM's addon registration would give it. It may probe 127.0.0.1, where the scenarios' latency
+// servers listen (the agent refuses loopback addresses unless allowed).
+func (s *Stack) startScoreAgent(c *Cluster, probePort int) error {
+	c.scoreAgentProbe = "http://127.0.0.1:" + strconv.Itoa(probePort) + "/readyz"
+	args := []string{"--hub-kubeconfig=" + s.Hub.Kubeconfig, "--cluster-name=" + c.Name, "--addon-name=" + ScoreAddOn,
+		"--kubeconfig=" + c.Kubeconfig, "--allow=127.0.0.1/32",
+		"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probePort)}
+	return s.startProcess(c.Name+"-score-agent", s.opts.Binaries.ScoreAgent, args)
 }
 
 // kubeconfigFlags are the flags that point a Kubernetes controller at the cluster, as its admin.
@@ -364,22 +382,13 @@ func (s *Stack) BindClusterSet(ctx context.Context, namespace string) error {
 // waitReady checks every component end to end, so that a broken stack fails here with the component named,
 // not later as a scenario's timeout.
 func (s *Stack) waitReady(ctx context.Context) error {
-	if err := s.poll(ctx, "the manager to be ready", func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.managerProbe, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz answered %s", resp.Status)
-		}
-		return nil
-	}); err != nil {
+	if err := s.poll(ctx, "the manager to be ready", probe(s.managerProbe)); err != nil {
 		return err
+	}
+	for _, c := range s.Spokes {
+		if err := s.poll(ctx, "the score agent of "+c.Name+" to be ready", probe(c.scoreAgentProbe)); err != nil {
+			return err
+		}
 	}
 	for _, c := range s.Spokes {
 		if err := s.poll(ctx, c.Name+"'s kwok node to be Ready and its default ServiceAccount to exist", func(ctx context.Context) error {
@@ -405,6 +414,25 @@ func (s *Stack) waitReady(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// probe checks that a readiness endpoint answers 200.
+func probe(url string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz answered %s", resp.Status)
+		}
+		return nil
+	}
 }
 
 func nodeReady(n *corev1.Node) bool {

@@ -81,7 +81,7 @@ func TestTroubleshootingCoversEveryReason(t *testing.T) {
 
 // exampleDocs are the docs whose YAML examples TestDocsExamplesApply applies, relative to the repository root.
 var exampleDocs = []string{"README.md", "docs/install.md", "docs/operating.md", "docs/troubleshooting.md",
-	"docs/migrating-from-manifestworkreplicaset.md", "docs/user-guide.md", "docs/reference.md"}
+	"docs/migrating-from-manifestworkreplicaset.md", "docs/user-guide.md", "docs/reference.md", "docs/scores.md"}
 
 // linkedDocs are README.md and every docs/*.md, relative to the repository root: the docs TestDocsLinks checks.
 func linkedDocs(t *testing.T) []string {

@@ -20,8 +20,8 @@ const DefaultHalfMillis int32 = scoresv1alpha1.DefaultHalfMillis
 // falls strictly as the latency grows, so a faster cluster never scores below a slower one: with weight +1
 // in the Placement's prioritizer the fastest clusters rank highest, and a Score split gives them the most
 // replicas (clusters slower than halfMillis score below 0 and weigh nothing there). The seed's raw
-// milliseconds with weight -1 do not keep the order: OCM clamps scores to [-100, 100], so every latency
-// above 100 ms ties.
+// milliseconds with weight -1 do not keep the order: the AddOnPlacementScore CRD bounds scores to
+// [-100, 100], so a latency above 100 ms is refused, or capped at 100 by its writer and ties with every other.
 //
 // The resolution is finest where it matters: at halfMillis 100 a point is 0.5 ms near 0 ms, 2 ms at 100 ms
 // and 60 ms at 1 s. A halfMillis near the latencies being compared spreads them best. A halfMillis that is

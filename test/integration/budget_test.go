@@ -6,7 +6,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -19,17 +18,9 @@ import (
 )
 
 var _ = Describe("Disruption budget", func() {
-	var (
-		ctx context.Context
-		ns  string
-	)
-	T := metav1.ConditionTrue
-
-	BeforeEach(func() {
-		ctx = context.Background()
-		ns = fw.NewNamespace("budget")
-		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-	})
+	ctx := context.Background()
+	var ns string
+	BeforeEach(func() { ns = placedNamespace(ctx, fw, "budget") })
 
 	workOf := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork, cluster string) *workv1.ManifestWork {
 		w := &workv1.ManifestWork{}
@@ -61,7 +52,7 @@ var _ = Describe("Disruption budget", func() {
 			if available < 0 {
 				available = share
 			}
-			framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T})
+			framework.WorkConditions(w, agentUp)
 			framework.Feedback(w, 0, map[string]any{
 				health.FeedbackPrefix + health.Generation: 1, health.FeedbackPrefix + health.ObservedGeneration: 1,
 				health.FeedbackPrefix + health.SpecReplicas: share,

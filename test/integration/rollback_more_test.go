@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"sync"
@@ -31,63 +30,13 @@ import (
 // cluster, and a rollback under ProgressivePerGroup.
 var _ = Describe("Rollback of a failed rollout: restart, progressDeadline and decision groups", func() {
 	T, F := metav1.ConditionTrue, metav1.ConditionFalse
-	up := map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T}
-	down := map[string]metav1.ConditionStatus{workv1.WorkApplied: F, workv1.WorkAvailable: F}
 
-	// values are, per cluster, the value of the ConfigMap, the PMW's one manifest, in the cluster's work.
-	values := func(g Gomega, f *suite.Framework, pmw *workv1alpha1.PlacementManifestWork) map[string]string {
-		out := map[string]string{}
-		for c, w := range f.WorksByCluster(g, pmw) {
-			obj := map[string]any{}
-			g.Expect(json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &obj)).To(Succeed())
-			data, _ := obj["data"].(map[string]any)
-			out[c], _ = data["v"].(string)
-		}
-		return out
-	}
-	// expect is what values should be: pairs of a value and the clusters that carry it, such as
-	// expect("1", []string{a, b}, "2", []string{c}).
-	expect := func(pairs ...any) map[string]string {
-		out := map[string]string{}
-		for i := 0; i < len(pairs); i += 2 {
-			for _, c := range pairs[i+1].([]string) {
-				out[c] = pairs[i].(string)
-			}
-		}
-		return out
-	}
-	template := func(ns, v string) workv1.ManifestWorkSpec {
-		return framework.MakePMW("x", ns).Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": v})).Obj().Spec.ManifestWorkTemplate
-	}
-	newPMW := func(name, ns string) *workv1alpha1.PlacementManifestWork {
-		return framework.MakePMW(name, ns).Placement("p").
-			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
-	}
-	// completed waits until every cluster's work carries v, plays the agents (applied and available) and waits
-	// until the current revision completed. It returns the template hash the works carry.
-	completed := func(f *suite.Framework, pmw *workv1alpha1.PlacementManifestWork, clusters []string, v string) string {
-		Eventually(func(g Gomega) { g.Expect(values(g, f, pmw)).To(Equal(expect(v, clusters))) }, timeout, interval).Should(Succeed())
-		for _, c := range clusters {
-			f.AgentReports(pmw, c, up)
-		}
-		Eventually(func(g Gomega) {
-			cur := f.Current(g, pmw)
-			g.Expect(cur.Status.CompletedRevision).NotTo(BeNil())
-			g.Expect(cur.Status.CompletedRevision).To(Equal(cur.Status.CurrentRevision))
-		}, timeout, interval).Should(Succeed())
-		var hash string
-		Eventually(func(g Gomega) {
-			hash = f.WorksByCluster(g, pmw)[clusters[0]].Annotations[workv1alpha1.AnnotationTemplateHash]
-			g.Expect(hash).NotTo(BeEmpty())
-		}, timeout, interval).Should(Succeed())
-		return hash
-	}
 	// toV2 changes the template to v2 under failurePolicy Rollback and the given rollout strategy.
 	toV2 := func(f *suite.Framework, pmw *workv1alpha1.PlacementManifestWork, strategy *clusterv1alpha1.RolloutStrategy) {
 		f.UpdatePMW(pmw, func(cur *workv1alpha1.PlacementManifestWork) {
 			cur.Spec.FailurePolicy = workv1alpha1.FailurePolicyRollback
 			cur.Spec.RolloutStrategy = strategy
-			cur.Spec.ManifestWorkTemplate = template(pmw.Namespace, "2")
+			cur.Spec.ManifestWorkTemplate = configMapTemplate2(pmw.Namespace)
 		})
 	}
 	// rolledBack waits for the RolloutComplete condition of a rollback, and returns the status.
@@ -115,16 +64,15 @@ var _ = Describe("Rollback of a failed rollout: restart, progressDeadline and de
 		// The suite's one manager serves every spec and cannot be restarted in the middle of the suite, so this
 		// spec runs on a hub of its own, with its own managers, started as the suite starts its manager.
 		hub := ownHub()
-		ns := hub.NewNamespace("rollback-restart")
-		Expect(hub.Client.Create(ctx, framework.Placement("p", ns))).To(Succeed())
+		ns := placedNamespace(ctx, hub, "rollback-restart")
 		clusters := hub.NewClusters(4)
 		hub.Decide(ns, "p", "p-decision-1", clusters...)
 		writes := &workWrites{}
 		a := hub.StartManager(suite.ManagerOptions{Name: "before-restart", DecisionSettleTimeout: settleTimeout, WrapClient: writes.wrap("a")})
 
-		pmw := newPMW("restart", ns)
+		pmw := configMapPMW("restart", ns, "1")
 		Expect(hub.Client.Create(ctx, pmw)).To(Succeed())
-		hash1 := completed(hub, pmw, clusters, "1")
+		hash1 := completedOn(hub, pmw, clusters, "1")
 		toV2(hub, pmw, &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive, Progressive: &clusterv1alpha1.RolloutProgressive{
 			MaxConcurrency: intstr.FromInt32(1), RolloutConfig: clusterv1alpha1.RolloutConfig{MaxFailures: intstr.FromInt32(0)}}})
 
@@ -132,12 +80,12 @@ var _ = Describe("Rollback of a failed rollout: restart, progressDeadline and de
 		// degrades: the rollout fails with three clusters on revision 2.
 		for i, c := range clusters[:3] {
 			Eventually(func(g Gomega) {
-				g.Expect(values(g, hub, pmw)).To(Equal(expect("2", clusters[:i+1], "1", clusters[i+1:])))
+				g.Expect(configMapValues(g, hub, pmw)).To(Equal(carrying("2", clusters[:i+1], "1", clusters[i+1:])))
 			}, timeout, interval).Should(Succeed())
 			if i < 2 {
-				hub.AgentReports(pmw, c, up)
+				hub.AgentReports(pmw, c, agentUp)
 			} else {
-				hub.AgentReports(pmw, c, down)
+				hub.AgentReports(pmw, c, agentDown)
 			}
 		}
 		// The second cluster keeps revision 2 until the first is back and available.
@@ -151,17 +99,17 @@ var _ = Describe("Rollback of a failed rollout: restart, progressDeadline and de
 		// waits until it is available again.
 		var failed *workv1alpha1.FailedRevision
 		Eventually(func(g Gomega) {
-			g.Expect(values(g, hub, pmw)).To(Equal(expect("1", []string{clusters[0], clusters[3]}, "2", clusters[1:3])))
+			g.Expect(configMapValues(g, hub, pmw)).To(Equal(carrying("1", []string{clusters[0], clusters[3]}, "2", clusters[1:3])))
 			cur := rolledBack(g, hub, pmw, "is being rolled back to revision 1, the last completed: 2 of 4 clusters carry it")
 			g.Expect(cur.Status.FailedRevision).To(Equal(failedOn(cur, clusters[2])))
 			failed = cur.Status.FailedRevision
 		}, timeout, interval).Should(Succeed())
 		Consistently(func(g Gomega) {
-			g.Expect(values(g, hub, pmw)).To(Equal(expect("1", []string{clusters[0], clusters[3]}, "2", clusters[1:3])))
+			g.Expect(configMapValues(g, hub, pmw)).To(Equal(carrying("1", []string{clusters[0], clusters[3]}, "2", clusters[1:3])))
 		}, "1s", interval).Should(Succeed())
 		// The failed cluster recovers on revision 2: from now on only the failure record (status.failedRevision)
 		// says the rollout failed, as no cluster carrying revision 2 is failed any more.
-		hub.AgentReports(pmw, clusters[2], up)
+		hub.AgentReports(pmw, clusters[2], agentUp)
 
 		// The restart: manager A stops, manager B starts with nothing in memory.
 		a.Stop()
@@ -173,28 +121,28 @@ var _ = Describe("Rollback of a failed rollout: restart, progressDeadline and de
 		Eventually(reconciles.Load, timeout, interval).Should(BeNumerically(">", 0))
 		Consistently(func(g Gomega) {
 			g.Expect(writes.of("b")).To(BeEmpty())
-			g.Expect(values(g, hub, pmw)).To(Equal(expect("1", []string{clusters[0], clusters[3]}, "2", clusters[1:3])))
+			g.Expect(configMapValues(g, hub, pmw)).To(Equal(carrying("1", []string{clusters[0], clusters[3]}, "2", clusters[1:3])))
 			g.Expect(hub.Current(g, pmw).Status.FailedRevision).To(Equal(failed))
 		}, "1s", interval).Should(Succeed())
 
 		// Each cluster back on revision 1 becomes available, and B brings the next one back.
 		for i, c := range clusters[:3] {
-			hub.AgentReports(pmw, c, up)
+			hub.AgentReports(pmw, c, agentUp)
 			if i < 2 {
 				Eventually(func(g Gomega) {
-					g.Expect(values(g, hub, pmw)).To(Equal(expect("1", append([]string{clusters[3]}, clusters[:i+2]...), "2", clusters[i+2:3])))
+					g.Expect(configMapValues(g, hub, pmw)).To(Equal(carrying("1", append([]string{clusters[3]}, clusters[:i+2]...), "2", clusters[i+2:3])))
 				}, timeout, interval).Should(Succeed())
 			}
 		}
 		Eventually(func(g Gomega) {
-			g.Expect(values(g, hub, pmw)).To(Equal(expect("1", clusters)))
+			g.Expect(configMapValues(g, hub, pmw)).To(Equal(carrying("1", clusters)))
 			cur := rolledBack(g, hub, pmw, "was rolled back to revision 1, the last completed, on every cluster")
 			g.Expect(cur.Status.FailedRevision).To(Equal(failed), "the failure recorded before the restart")
 			g.Expect(cur.Status.Rollout).To(And(HaveField("Updated", BeEquivalentTo(4)), HaveField("Total", BeEquivalentTo(4)),
 				HaveField("Succeeded", BeEquivalentTo(4)), HaveField("Failed", BeZero())), "the clusters that carry revision 1")
 		}, timeout, interval).Should(Succeed())
 		Consistently(func(g Gomega) {
-			g.Expect(values(g, hub, pmw)).To(Equal(expect("1", clusters)))
+			g.Expect(configMapValues(g, hub, pmw)).To(Equal(carrying("1", clusters)))
 			g.Expect(hub.Current(g, pmw).Status.FailedRevision).To(Equal(failed))
 		}, "1s", interval).Should(Succeed())
 		b.Stop()
@@ -213,8 +161,7 @@ var _ = Describe("Rollback of a failed rollout: restart, progressDeadline and de
 
 	It("keeps a failed revision back after a manager dies between the failure and the status that records it", func(ctx SpecContext) {
 		hub := ownHub()
-		ns := hub.NewNamespace("rollback-crash")
-		Expect(hub.Client.Create(ctx, framework.Placement("p", ns))).To(Succeed())
+		ns := placedNamespace(ctx, hub, "rollback-crash")
 		clusters := hub.NewClusters(3)
 		hub.Decide(ns, "p", "p-decision-1", clusters...)
 		// Manager a dies before any status that records the failure is stored: its status writes carrying
@@ -229,17 +176,19 @@ var _ = Describe("Rollback of a failed rollout: restart, progressDeadline and de
 				},
 			})
 		}})
-		pmw := newPMW("crash", ns)
+		pmw := configMapPMW("crash", ns, "1")
 		Expect(hub.Client.Create(ctx, pmw)).To(Succeed())
-		completed(hub, pmw, clusters, "1")
+		completedOn(hub, pmw, clusters, "1")
 		toV2(hub, pmw, &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive, Progressive: &clusterv1alpha1.RolloutProgressive{
 			MaxConcurrency: intstr.FromInt32(1), RolloutConfig: clusterv1alpha1.RolloutConfig{MaxFailures: intstr.FromInt32(0)}}})
-		Eventually(func(g Gomega) { g.Expect(values(g, hub, pmw)).To(Equal(expect("2", clusters[:1], "1", clusters[1:]))) }, timeout, interval).Should(Succeed())
-		hub.AgentReports(pmw, clusters[0], down)
+		Eventually(func(g Gomega) {
+			g.Expect(configMapValues(g, hub, pmw)).To(Equal(carrying("2", clusters[:1], "1", clusters[1:])))
+		}, timeout, interval).Should(Succeed())
+		hub.AgentReports(pmw, clusters[0], agentDown)
 		// The failure is judged, and its record cannot be stored: nothing may hide the failure from the hub
 		// meanwhile, so the failed cluster keeps the failed revision (and stays degraded) until it is.
 		Consistently(func(g Gomega) {
-			g.Expect(values(g, hub, pmw)).To(Equal(expect("2", clusters[:1], "1", clusters[1:])))
+			g.Expect(configMapValues(g, hub, pmw)).To(Equal(carrying("2", clusters[:1], "1", clusters[1:])))
 			g.Expect(hub.Current(g, pmw).Status.FailedRevision).To(BeNil())
 		}, "2s", interval).Should(Succeed())
 		a.Stop()
@@ -247,18 +196,17 @@ var _ = Describe("Rollback of a failed rollout: restart, progressDeadline and de
 		// The next manager judges the same failure, records it and rolls it back, and never rolls revision 2 out again.
 		hub.StartManager(suite.ManagerOptions{Name: "after", DecisionSettleTimeout: settleTimeout})
 		Eventually(func(g Gomega) {
-			g.Expect(values(g, hub, pmw)).To(Equal(expect("1", clusters)))
+			g.Expect(configMapValues(g, hub, pmw)).To(Equal(carrying("1", clusters)))
 			g.Expect(hub.Current(g, pmw).Status.FailedRevision).NotTo(BeNil())
 		}, timeout, interval).Should(Succeed())
-		hub.AgentReports(pmw, clusters[0], up)
-		Consistently(func(g Gomega) { g.Expect(values(g, hub, pmw)).To(Equal(expect("1", clusters))) }, "2s", interval).Should(Succeed())
+		hub.AgentReports(pmw, clusters[0], agentUp)
+		Consistently(func(g Gomega) { g.Expect(configMapValues(g, hub, pmw)).To(Equal(carrying("1", clusters))) }, "2s", interval).Should(Succeed())
 	}, SpecTimeout(3*timeout))
 
 	Context("on the suite's manager", func() {
 		var ns string
 		BeforeEach(func(ctx SpecContext) {
-			ns = fw.NewNamespace("rollback-more")
-			Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
+			ns = placedNamespace(ctx, fw, "rollback-more")
 		})
 		// workWritesTo are the suite manager's writes to the PMW's works in the given clusters, by cluster.
 		workWritesTo := func(pmw *workv1alpha1.PlacementManifestWork, clusters []string) map[string][]string {
@@ -286,9 +234,9 @@ var _ = Describe("Rollback of a failed rollout: restart, progressDeadline and de
 		It("rolls back a revision on which a cluster stays progressing past progressDeadline, no cluster degraded", func(ctx SpecContext) {
 			clusters := fw.NewClusters(3)
 			fw.Decide(ns, "p", "p-decision-1", clusters...)
-			pmw := newPMW("deadline", ns)
+			pmw := configMapPMW("deadline", ns, "1")
 			Expect(k8s.Create(ctx, pmw)).To(Succeed())
-			completed(fw, pmw, clusters, "1")
+			completedOn(fw, pmw, clusters, "1")
 			var before map[string]int64
 			Eventually(func(g Gomega) { before = generations(g, pmw) }, timeout, interval).Should(Succeed())
 
@@ -296,25 +244,25 @@ var _ = Describe("Rollback of a failed rollout: restart, progressDeadline and de
 				MaxConcurrency: intstr.FromInt32(1),
 				RolloutConfig:  clusterv1alpha1.RolloutConfig{MaxFailures: intstr.FromInt32(0), ProgressDeadline: "4s"}}})
 			Eventually(func(g Gomega) {
-				g.Expect(values(g, fw, pmw)).To(Equal(expect("2", clusters[:1], "1", clusters[1:])))
+				g.Expect(configMapValues(g, fw, pmw)).To(Equal(carrying("2", clusters[:1], "1", clusters[1:])))
 				g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionRolloutComplete).Reason).To(Equal(workv1alpha1.ReasonRolloutProgressing))
 			}, timeout, interval).Should(Succeed())
 			// The agent never reports revision 2: the first cluster is progressing, which is no failure before the
 			// deadline (at least 3 s away: the manager writes the time in whole seconds).
 			Consistently(func(g Gomega) {
-				g.Expect(values(g, fw, pmw)).To(Equal(expect("2", clusters[:1], "1", clusters[1:])))
+				g.Expect(configMapValues(g, fw, pmw)).To(Equal(carrying("2", clusters[:1], "1", clusters[1:])))
 				g.Expect(fw.Current(g, pmw).Status.FailedRevision).To(BeNil())
 			}, "1s", interval).Should(Succeed())
 
 			// Past the deadline it counts as failed (timed out): the failure is recorded and it goes back to
 			// revision 1; the other clusters never got revision 2 and are not written.
 			Eventually(func(g Gomega) {
-				g.Expect(values(g, fw, pmw)).To(Equal(expect("1", clusters)))
+				g.Expect(configMapValues(g, fw, pmw)).To(Equal(carrying("1", clusters)))
 				cur := rolledBack(g, fw, pmw, "Revision 2 failed on clusters "+clusters[0])
 				g.Expect(cur.Status.FailedRevision).To(Equal(failedOn(cur, clusters[0])))
 			}, timeout, interval).Should(Succeed())
 			Consistently(func(g Gomega) {
-				g.Expect(values(g, fw, pmw)).To(Equal(expect("1", clusters)))
+				g.Expect(configMapValues(g, fw, pmw)).To(Equal(carrying("1", clusters)))
 				g.Expect(fw.Current(g, pmw).Status.FailedRevision).NotTo(BeNil())
 			}, "1s", interval).Should(Succeed())
 
@@ -341,33 +289,33 @@ var _ = Describe("Rollback of a failed rollout: restart, progressDeadline and de
 			// The first group holds the last clusters by name, so the order is the groups', not the names'.
 			canary, rest := clusters[2:], clusters[:2]
 			decideGroups(ctx, ns, "p", []decisionGroup{{"canary", canary}, {"rest", rest}})
-			pmw := newPMW("groups", ns)
+			pmw := configMapPMW("groups", ns, "1")
 			Expect(k8s.Create(ctx, pmw)).To(Succeed())
-			completed(fw, pmw, clusters, "1")
+			completedOn(fw, pmw, clusters, "1")
 
 			toV2(fw, pmw, &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.ProgressivePerGroup,
 				ProgressivePerGroup: &clusterv1alpha1.RolloutProgressivePerGroup{RolloutConfig: clusterv1alpha1.RolloutConfig{MaxFailures: intstr.FromInt32(0)}}})
 			Eventually(func(g Gomega) {
-				g.Expect(values(g, fw, pmw)).To(Equal(expect("2", canary, "1", rest)))
+				g.Expect(configMapValues(g, fw, pmw)).To(Equal(carrying("2", canary, "1", rest)))
 				cur := fw.Current(g, pmw)
 				g.Expect(cur.Status.Rollout).NotTo(BeNil())
 				g.Expect(cur.Status.Rollout.CurrentGroup).To(Equal("canary"))
 			}, timeout, interval).Should(Succeed())
-			fw.AgentReports(pmw, canary[0], up)
-			fw.AgentReports(pmw, canary[1], down)
+			fw.AgentReports(pmw, canary[0], agentUp)
+			fw.AgentReports(pmw, canary[1], agentDown)
 
 			// The group goes back to revision 1 at once (the strategy's pace is a group); the other group keeps it.
 			Eventually(func(g Gomega) {
-				g.Expect(values(g, fw, pmw)).To(Equal(expect("1", clusters)))
+				g.Expect(configMapValues(g, fw, pmw)).To(Equal(carrying("1", clusters)))
 				cur := rolledBack(g, fw, pmw, "Revision 2 failed on clusters "+canary[1])
 				g.Expect(cur.Status.FailedRevision).To(Equal(failedOn(cur, canary[1])))
 				g.Expect(cur.Status.Rollout).To(HaveField("Updated", BeEquivalentTo(4)))
 			}, timeout, interval).Should(Succeed())
 			// Available again on revision 1, the first group does not let the rollout go on to the next group.
-			fw.AgentReports(pmw, canary[0], up)
-			fw.AgentReports(pmw, canary[1], up)
+			fw.AgentReports(pmw, canary[0], agentUp)
+			fw.AgentReports(pmw, canary[1], agentUp)
 			Consistently(func(g Gomega) {
-				g.Expect(values(g, fw, pmw)).To(Equal(expect("1", clusters)))
+				g.Expect(configMapValues(g, fw, pmw)).To(Equal(carrying("1", clusters)))
 				cur := fw.Current(g, pmw)
 				g.Expect(cur.Status.FailedRevision).To(Equal(failedOn(cur, canary[1])))
 			}, "1s", interval).Should(Succeed())

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -14,69 +13,25 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/kubectlpmw"
-	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework/suite"
 )
 
 var _ = Describe("Pause and failed rollouts", func() {
-	var (
-		ctx context.Context
-		ns  string
-	)
+	ctx := context.Background()
 	T, F := metav1.ConditionTrue, metav1.ConditionFalse
-
-	BeforeEach(func() {
-		ctx = context.Background()
-		ns = fw.NewNamespace("rollback")
-		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-	})
-
-	// values are the value of the ConfigMap, the PMW's one manifest, in each cluster's work.
-	values := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork) map[string]string {
-		out := map[string]string{}
-		for c, w := range fw.WorksByCluster(g, pmw) {
-			obj := map[string]any{}
-			g.Expect(json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &obj)).To(Succeed())
-			data, _ := obj["data"].(map[string]any)
-			out[c], _ = data["v"].(string)
-		}
-		return out
-	}
-	all := func(clusters []string, v string) map[string]string {
-		out := map[string]string{}
-		for _, c := range clusters {
-			out[c] = v
-		}
-		return out
-	}
-	template := func(v string) workv1.ManifestWorkSpec {
-		return framework.MakePMW("x", ns).Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": v})).Obj().Spec.ManifestWorkTemplate
-	}
-	// completed waits until every cluster's work carries v, plays the agents (applied and available) and waits
-	// until the current revision completed.
-	completed := func(pmw *workv1alpha1.PlacementManifestWork, clusters []string, v string) {
-		Eventually(func(g Gomega) { g.Expect(values(g, pmw)).To(Equal(all(clusters, v))) }, timeout, interval).Should(Succeed())
-		for _, c := range clusters {
-			fw.AgentReports(pmw, c, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T})
-		}
-		Eventually(func(g Gomega) {
-			cur := fw.Current(g, pmw)
-			g.Expect(cur.Status.CompletedRevision).NotTo(BeNil())
-			g.Expect(cur.Status.CompletedRevision).To(Equal(cur.Status.CurrentRevision))
-		}, timeout, interval).Should(Succeed())
-	}
+	var ns string
+	BeforeEach(func() { ns = placedNamespace(ctx, fw, "rollback") })
 
 	It("holds a template change on every cluster while paused, and delivers it on resume", func() {
 		clusters := fw.NewClusters(3)
 		fw.Decide(ns, "p", "p-decision-1", clusters...)
-		pmw := framework.MakePMW("paused", ns).Placement("p").
-			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+		pmw := configMapPMW("paused", ns, "1")
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
-		completed(pmw, clusters, "1")
+		completedOn(fw, pmw, clusters, "1")
 
 		fw.UpdatePMW(pmw, func(cur *workv1alpha1.PlacementManifestWork) {
 			cur.Spec.Paused = true
-			cur.Spec.ManifestWorkTemplate = template("2")
+			cur.Spec.ManifestWorkTemplate = configMapTemplate2(ns)
 		})
 		Eventually(func(g Gomega) {
 			cur := fw.Current(g, pmw)
@@ -87,10 +42,10 @@ var _ = Describe("Pause and failed rollouts", func() {
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonRolloutPaused))
 			g.Expect(c.Message).To(ContainSubstring("revision 2 is held back from 3 of 3 clusters"))
 		}, timeout, interval).Should(Succeed())
-		Consistently(func(g Gomega) { g.Expect(values(g, pmw)).To(Equal(all(clusters, "1"))) }, "2s", interval).Should(Succeed())
+		Consistently(func(g Gomega) { g.Expect(configMapValues(g, fw, pmw)).To(Equal(carrying("1", clusters))) }, "2s", interval).Should(Succeed())
 
 		fw.UpdatePMW(pmw, func(cur *workv1alpha1.PlacementManifestWork) { cur.Spec.Paused = false })
-		completed(pmw, clusters, "2")
+		completedOn(fw, pmw, clusters, "2")
 		Eventually(func(g Gomega) {
 			g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionRolloutComplete).Status).To(Equal(T))
 		}, timeout, interval).Should(Succeed())
@@ -100,7 +55,7 @@ var _ = Describe("Pause and failed rollouts", func() {
 	// under Progressive maxConcurrency 1, maxFailures 0 and the failure policy, and plays the first cluster's
 	// agent failing to apply v2 (degraded). It returns each cluster's work generation before the change.
 	failing := func(pmw *workv1alpha1.PlacementManifestWork, clusters []string, policy workv1alpha1.RolloutFailurePolicy) map[string]int64 {
-		completed(pmw, clusters, "1")
+		completedOn(fw, pmw, clusters, "1")
 		before := map[string]int64{}
 		Eventually(func(g Gomega) {
 			for c, w := range fw.WorksByCluster(g, pmw) {
@@ -111,12 +66,12 @@ var _ = Describe("Pause and failed rollouts", func() {
 			cur.Spec.FailurePolicy = policy
 			cur.Spec.RolloutStrategy = &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive, Progressive: &clusterv1alpha1.RolloutProgressive{
 				MaxConcurrency: intstr.FromInt32(1), RolloutConfig: clusterv1alpha1.RolloutConfig{MaxFailures: intstr.FromInt32(0)}}}
-			cur.Spec.ManifestWorkTemplate = template("2")
+			cur.Spec.ManifestWorkTemplate = configMapTemplate2(ns)
 		})
 		Eventually(func(g Gomega) {
-			g.Expect(values(g, pmw)).To(Equal(map[string]string{clusters[0]: "2", clusters[1]: "1", clusters[2]: "1"}))
+			g.Expect(configMapValues(g, fw, pmw)).To(Equal(map[string]string{clusters[0]: "2", clusters[1]: "1", clusters[2]: "1"}))
 		}, timeout, interval).Should(Succeed())
-		fw.AgentReports(pmw, clusters[0], map[string]metav1.ConditionStatus{workv1.WorkApplied: F, workv1.WorkAvailable: F})
+		fw.AgentReports(pmw, clusters[0], agentDown)
 		return before
 	}
 	retry := func(pmw *workv1alpha1.PlacementManifestWork, n string) {
@@ -131,8 +86,7 @@ var _ = Describe("Pause and failed rollouts", func() {
 	It("rolls a failed revision back on the clusters that had it only, keeps it back, and retries it on request", func() {
 		clusters := fw.NewClusters(3)
 		fw.Decide(ns, "p", "p-decision-1", clusters...)
-		pmw := framework.MakePMW("rollback", ns).Placement("p").
-			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+		pmw := configMapPMW("rollback", ns, "1")
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		before := failing(pmw, clusters, workv1alpha1.FailurePolicyRollback)
 
@@ -141,7 +95,7 @@ var _ = Describe("Pause and failed rollouts", func() {
 		Eventually(func(g Gomega) {
 			cur := fw.Current(g, pmw)
 			g.Expect(meta.FindStatusCondition(cur.Status.Conditions, workv1alpha1.ConditionRolloutComplete).Message).To(ContainSubstring("rolled back"))
-			g.Expect(values(g, pmw)).To(Equal(all(clusters, "1")))
+			g.Expect(configMapValues(g, fw, pmw)).To(Equal(carrying("1", clusters)))
 			g.Expect(cur.Status.FailedRevision).To(Equal(&workv1alpha1.FailedRevision{Revision: 2, Name: cur.Status.CurrentRevision.Name, Clusters: []string{clusters[0]}}))
 			g.Expect(cur.Status.CompletedRevision.Revision).To(BeEquivalentTo(1))
 			c := fw.Condition(g, pmw, workv1alpha1.ConditionRolloutComplete)
@@ -152,7 +106,7 @@ var _ = Describe("Pause and failed rollouts", func() {
 			g.Expect(stalled.Status).To(Equal(T))
 			g.Expect(stalled.Reason).To(Equal(workv1alpha1.ReasonRolledBack))
 			// The spec is the user's: still v2.
-			g.Expect(cur.Spec.ManifestWorkTemplate).To(Equal(template("2")))
+			g.Expect(cur.Spec.ManifestWorkTemplate).To(Equal(configMapTemplate2(ns)))
 			works := fw.WorksByCluster(g, pmw)
 			for _, c := range clusters {
 				w := works[c]
@@ -166,16 +120,16 @@ var _ = Describe("Pause and failed rollouts", func() {
 		Expect(v1[clusters[0]].Annotations[workv1alpha1.AnnotationTemplateHash]).To(Equal(v1[clusters[1]].Annotations[workv1alpha1.AnnotationTemplateHash]))
 
 		// Not retried by later reconciles, even once the first cluster is available again on v1.
-		fw.AgentReports(pmw, clusters[0], map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T})
+		fw.AgentReports(pmw, clusters[0], agentUp)
 		Consistently(func(g Gomega) {
-			g.Expect(values(g, pmw)).To(Equal(all(clusters, "1")))
+			g.Expect(configMapValues(g, fw, pmw)).To(Equal(carrying("1", clusters)))
 			g.Expect(fw.Current(g, pmw).Status.FailedRevision).NotTo(BeNil())
 		}, "3s", interval).Should(Succeed())
 
 		// A retry of another revision does nothing.
 		retry(pmw, "1")
 		Consistently(func(g Gomega) {
-			g.Expect(values(g, pmw)).To(Equal(all(clusters, "1")))
+			g.Expect(configMapValues(g, fw, pmw)).To(Equal(carrying("1", clusters)))
 			g.Expect(fw.Current(g, pmw).Status.FailedRevision).NotTo(BeNil())
 		}, "2s", interval).Should(Succeed())
 
@@ -193,19 +147,18 @@ var _ = Describe("Pause and failed rollouts", func() {
 		Expect(code).To(Equal(kubectlpmw.ExitOK), out)
 		Expect(fw.Current(Default, pmw).Annotations).To(HaveKeyWithValue(workv1alpha1.AnnotationRetryRevision, "2"))
 		Eventually(func(g Gomega) {
-			g.Expect(values(g, pmw)).To(Equal(map[string]string{clusters[0]: "2", clusters[1]: "1", clusters[2]: "1"}))
+			g.Expect(configMapValues(g, fw, pmw)).To(Equal(map[string]string{clusters[0]: "2", clusters[1]: "1", clusters[2]: "1"}))
 			cur := fw.Current(g, pmw)
 			g.Expect(cur.Status.FailedRevision).To(BeNil())
 			g.Expect(cur.Status.RetriedRevision).To(BeEquivalentTo(2))
-			g.Expect(cur.Spec.ManifestWorkTemplate).To(Equal(template("2")))
+			g.Expect(cur.Spec.ManifestWorkTemplate).To(Equal(configMapTemplate2(ns)))
 		}, timeout, interval).Should(Succeed())
 	})
 
 	It("stops a failed rollout where it is under failurePolicy Pause", func() {
 		clusters := fw.NewClusters(3)
 		fw.Decide(ns, "p", "p-decision-1", clusters...)
-		pmw := framework.MakePMW("pause-policy", ns).Placement("p").
-			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+		pmw := configMapPMW("pause-policy", ns, "1")
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		failing(pmw, clusters, workv1alpha1.FailurePolicyPause)
 
@@ -214,7 +167,7 @@ var _ = Describe("Pause and failed rollouts", func() {
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonRolloutMaxFailures))
 		}, timeout, interval).Should(Succeed())
 		Consistently(func(g Gomega) {
-			g.Expect(values(g, pmw)).To(Equal(map[string]string{clusters[0]: "2", clusters[1]: "1", clusters[2]: "1"}))
+			g.Expect(configMapValues(g, fw, pmw)).To(Equal(map[string]string{clusters[0]: "2", clusters[1]: "1", clusters[2]: "1"}))
 			g.Expect(fw.Current(g, pmw).Status.FailedRevision).To(BeNil())
 		}, "2s", interval).Should(Succeed())
 	})

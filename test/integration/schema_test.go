@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -42,103 +43,46 @@ var _ = Describe("PlacementManifestWork schema", func() {
 	It("admits nothing the manager cannot decode, at any leaf of spec or status", func() {
 		ctx := context.Background()
 		ns := fw.NewNamespace("schema")
-		root := crdSchema()
-		props := root["properties"].(map[string]any)
-
-		var specLeaves, statusLeaves, containers []schemaNode
-		var skipped []string
-		walkSchema(props["spec"].(map[string]any), []string{"spec"}, &specLeaves, &containers, &skipped)
-		walkSchema(props["status"].(map[string]any), []string{"status"}, &statusLeaves, &containers, &skipped)
+		s := pmwSchema.walk()
 		// A walk that finds little tests little: these are the counts of today's schema, less some slack.
-		Expect(len(specLeaves)).To(BeNumerically(">=", 60), "leaves under spec")
-		Expect(len(statusLeaves)).To(BeNumerically(">=", 45), "leaves under status")
-		Expect(skipped).To(ConsistOf("spec.manifestWorkTemplate.workload.manifests[]", "spec.overrides[].patches[].value"),
+		s.expectLeaves(60, 45)
+		Expect(s.skipped).To(ConsistOf("spec.manifestWorkTemplate.workload.manifests[]", "spec.overrides[].patches[].value"),
 			"only the raw manifests and the overrides' JSON values are skipped")
-
 		// Every leaf must exist in the base objects, or its values would land in a context that is invalid for
 		// other reasons and test nothing.
-		var uncovered []string
-		for _, l := range append(append([]schemaNode{}, specLeaves...), statusLeaves...) {
-			if !setAt(baseObject(), l.path, nil) {
-				uncovered = append(uncovered, l.String())
-			}
-		}
-		Expect(uncovered).To(BeEmpty(), "add these leaves to schemaBaseSpec or schemaBaseStatus in schema_test.go")
+		Expect(pmwSchema.uncovered(s)).To(BeEmpty(), "add these leaves to schemaBaseSpec or schemaBaseStatus in schema_test.go")
 
-		w := newSchemaWriter(ns)
-		t := &schemaTally{problems: map[string][]string{}, exercised: map[string]bool{}}
-
-		// The base object itself is admitted and decodes.
-		raw, err := w.create(ctx, "base", baseObject(), false)
-		Expect(err).NotTo(HaveOccurred())
-		t.check(ctx, w, "the base object", "", raw, "base")
-
-		// Spec: every value is written with dryRun (the response is the object as it would be stored, and nothing
-		// is stored for the manager to reconcile); then, for each leaf, the first admitted value is stored for
-		// real, so a typed Get and the List below read adversarial values of every leaf from etcd.
-		var jobs []func()
-		for _, l := range append(specLeaves, containersUnder("spec", containers)...) {
-			name := fmt.Sprintf("s%d", len(jobs))
-			jobs = append(jobs, func() {
-				stored := false
-				for _, v := range adversarialValues(l.kind) {
-					obj := baseObject()
-					setAt(obj, l.path, decodeJSON(v))
-					raw, err := w.create(ctx, name+"-dry", obj, true)
-					t.record(ctx, w, l.String(), truncate(v), raw, err, "")
-					if err == nil && !stored {
-						raw, err := w.create(ctx, name, obj, false)
-						t.record(ctx, w, l.String(), truncate(v), raw, err, name)
-						stored = true
-					}
-				}
-			})
-		}
-		// Status: one object per leaf, its status merge-patched with each value in turn.
-		for i, l := range statusLeaves {
-			name := fmt.Sprintf("st%d", i)
-			_, err := w.create(ctx, name, baseObject(), false)
-			Expect(err).NotTo(HaveOccurred())
-			var patches []map[string]any
-			for _, v := range adversarialValues(l.kind) {
-				obj := baseObject()
-				Expect(setAt(obj, l.path, decodeJSON(v))).To(BeTrue())
-				patches = append(patches, map[string]any{"status": obj["status"]})
-			}
-			jobs = append(jobs, func() {
-				for j, v := range adversarialValues(l.kind) {
-					raw, err := w.patchStatus(ctx, name, patches[j])
-					t.record(ctx, w, l.String(), truncate(v), raw, err, name)
-				}
-			})
-		}
-		By(fmt.Sprintf("writing %d objects and status patches", len(jobs)))
-		parallel.Run(ctx, len(jobs), 8, func(i int) error { jobs[i](); return nil })
-		By("listing")
-
-		// The manager's informer lists every PlacementManifestWork at once: one bad item fails them all.
-		list := &workv1alpha1.PlacementManifestWorkList{}
-		if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
-			t.problem("the namespace", "", fmt.Sprintf("a typed List fails: %v", err))
-		}
-
-		summary := fmt.Sprintf("%d spec leaves, %d status leaves, %d containers; %d writes admitted, %d refused; %d leaves admitted some adversarial value",
-			len(specLeaves), len(statusLeaves), len(containers), t.admitted, t.refused, len(t.exercised))
-		AddReportEntry("schema property", summary)
-		GinkgoWriter.Println("schema property:", summary)
+		t := pmwSchema.exercise(ctx, ns, s)
 		Expect(t.problems).To(BeEmpty(), "objects the API server admits must decode with the manager's scheme:\n%s", t.describe())
-		Expect(t.refused).To(BeNumerically(">", 1000), "the adversarial values must be refused often, or the test writes nothing bad")
-		Expect(t.admitted).To(BeNumerically(">", 1000), "the adversarial values must be admitted often, or the base object is invalid")
-		Expect(len(t.exercised)).To(BeNumerically(">=", 100), "leaves where some adversarial value was admitted")
+		t.expectEnough(1000, 1000, 100)
 
 		By("deleting")
 		Expect(k8s.DeleteAllOf(ctx, &workv1alpha1.PlacementManifestWork{}, client.InNamespace(ns))).To(Succeed())
+		list := &workv1alpha1.PlacementManifestWorkList{}
 		Eventually(func(g Gomega) {
 			g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
 			g.Expect(list.Items).To(BeEmpty())
 		}, 2*timeout, interval).Should(Succeed())
 	})
 })
+
+// pmwSchema is the PlacementManifestWork for the schema property: decoded with the manager's scheme, strictly
+// (strictPMW) and with no DecodeProblems.
+var pmwSchema = schemaResource{
+	gv: workv1alpha1.GroupVersion, kind: "PlacementManifestWork", resource: "placementmanifestworks",
+	crdFile: "work.open-cluster-management.io_placementmanifestworks.yaml",
+	scheme:  controllers.Scheme, readBy: "the manager",
+	baseSpec: schemaBaseSpec, baseStatus: schemaBaseStatus, values: adversarialValues,
+	newObject: func() client.Object { return &workv1alpha1.PlacementManifestWork{} },
+	newList:   func() client.ObjectList { return &workv1alpha1.PlacementManifestWorkList{} },
+	// The schema alone must make it decodable: spec and status decoded without their tolerant UnmarshalJSON,
+	// as a manager without it, or any other typed client, would.
+	strict: func(raw []byte) error { return utiljson.Unmarshal(raw, &strictPMW{}) },
+	problems: func(obj client.Object) []string {
+		return obj.(*workv1alpha1.PlacementManifestWork).Spec.DecodeProblems()
+	},
+	problemsAre: "decoded with problems",
+}
 
 // strictPMW decodes spec and status with their fields' own decoding only, not the tolerant UnmarshalJSON.
 type strictPMW struct {
@@ -156,19 +100,9 @@ type (
 var _ = Describe("PlacementManifestWork schema messages", func() {
 	DescribeTable("refuses what the manager could not decode, saying what is accepted",
 		func(spec, message string) {
-			pmw := &unstructured.Unstructured{}
-			Expect(json.Unmarshal([]byte(`{"apiVersion":"work.open-cluster-management.io/v1alpha1","kind":"PlacementManifestWork",`+
+			expectRefused(k8s, "messages", `{"apiVersion":"work.open-cluster-management.io/v1alpha1","kind":"PlacementManifestWork",`+
 				`"metadata":{"name":"x"},"spec":{"placementRef":{"name":"p"},"manifestWorkTemplate":{"workload":{"manifests":[`+
-				`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"default"}}]}}}}`), &pmw.Object)).To(Succeed())
-			fields := map[string]any{}
-			Expect(utiljson.Unmarshal([]byte(spec), &fields)).To(Succeed()) // integers as int64
-			for k, v := range fields {
-				Expect(unstructured.SetNestedField(pmw.Object, v, "spec", k)).To(Succeed())
-			}
-			pmw.SetNamespace(fw.NewNamespace("messages"))
-			err := k8s.Create(context.Background(), pmw, client.DryRunAll)
-			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
-			Expect(err.Error()).To(ContainSubstring(message))
+				`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"default"}}]}}}}`, spec, message)
 		},
 		Entry("a day in moveStrategy.timeout", `{"moveStrategy":{"timeout":"1d"}}`,
 			`spec.moveStrategy.timeout: Invalid value: "1d": moveStrategy.timeout must be a non-negative duration such as 30s, 5m or 1h30m (units h, m, s and ms, largest first; days are not supported)`),
@@ -205,14 +139,169 @@ var _ = Describe("PlacementManifestWork schema messages", func() {
 	)
 })
 
+// expectRefused creates, with dryRun and in a new namespace, the object whose JSON is base with the fields of
+// the JSON object spec set in its spec, and expects the API server to refuse it as invalid, saying message.
+func expectRefused(c client.Client, nsPrefix, base, spec, message string) {
+	obj := &unstructured.Unstructured{}
+	Expect(json.Unmarshal([]byte(base), &obj.Object)).To(Succeed())
+	fields := map[string]any{}
+	Expect(utiljson.Unmarshal([]byte(spec), &fields)).To(Succeed()) // integers as int64
+	for k, v := range fields {
+		Expect(unstructured.SetNestedField(obj.Object, v, "spec", k)).To(Succeed())
+	}
+	obj.SetNamespace(fw.NewNamespace(nsPrefix))
+	err := c.Create(context.Background(), obj, client.DryRunAll)
+	Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+	Expect(err.Error()).To(ContainSubstring(message))
+}
+
+// schemaResource is a custom resource whose CRD schema the schema property walks: where its API and CRD are,
+// an object that sets every leaf to a valid value, the values to write, and how its clients decode and check
+// what the API server admits.
+type schemaResource struct {
+	gv       schema.GroupVersion
+	kind     string
+	resource string // the plural, as in the API's paths
+	crdFile  string // in config/crd/bases
+	// scheme is the one its clients decode with; readBy names them in messages ("the manager").
+	scheme func() *runtime.Scheme
+	readBy string
+	// baseSpec and baseStatus set every leaf of spec and status to a valid value.
+	baseSpec, baseStatus string
+	// values are the JSON literals written at a node of the given kind (adversarialValues, or more).
+	values    func(kind string) []string
+	newObject func() client.Object
+	newList   func() client.ObjectList
+	// strict, when set, decodes an admitted object as a client without the types' tolerant decoding would.
+	strict func(raw []byte) error
+	// problems are what a client finds wrong with an admitted object decoded with scheme, problemsAre says what
+	// they mean: there must be none.
+	problems    func(obj client.Object) []string
+	problemsAre string
+}
+
+// schemaWalk is what walkSchema finds under a resource's spec and status.
+type schemaWalk struct {
+	spec, status, containers []schemaNode
+	skipped                  []string
+}
+
+// expectLeaves fails when the walk found fewer leaves under spec or status than given.
+func (s schemaWalk) expectLeaves(spec, status int) {
+	ExpectWithOffset(1, len(s.spec)).To(BeNumerically(">=", spec), "leaves under spec")
+	ExpectWithOffset(1, len(s.status)).To(BeNumerically(">=", status), "leaves under status")
+}
+
+// walk walks the resource's CRD schema to every leaf of spec and status.
+func (r schemaResource) walk() schemaWalk {
+	props := crdSchema(r.crdFile)["properties"].(map[string]any)
+	var s schemaWalk
+	walkSchema(props["spec"].(map[string]any), []string{"spec"}, &s.spec, &s.containers, &s.skipped)
+	walkSchema(props["status"].(map[string]any), []string{"status"}, &s.status, &s.containers, &s.skipped)
+	return s
+}
+
+// uncovered are the leaves the base object lacks.
+func (r schemaResource) uncovered(s schemaWalk) []string {
+	var out []string
+	for _, l := range append(append([]schemaNode{}, s.spec...), s.status...) {
+		if !setAt(r.baseObject(), l.path, nil) {
+			out = append(out, l.String())
+		}
+	}
+	return out
+}
+
+// baseObject is an object of the resource that sets every leaf of the schema to a valid value.
+func (r schemaResource) baseObject() map[string]any {
+	return decodeJSON(`{"apiVersion":"` + r.gv.String() + `","kind":"` + r.kind + `",` +
+		`"metadata":{"name":"x"},"spec":` + r.baseSpec + `,"status":` + r.baseStatus + `}`).(map[string]any)
+}
+
+// exercise writes, in namespace ns, the base object and then the resource's values at every leaf of spec and
+// status of the walk, decodes every object the API server admits: the write's response (strictly when the
+// resource says how, and with its scheme) and, for stored objects (one per spec leaf, one per status leaf), a
+// typed Get; at the end a typed List of them all. The tally says what was admitted, refused and undecodable.
+func (r schemaResource) exercise(ctx context.Context, ns string, s schemaWalk) *schemaTally {
+	w := newSchemaWriter(r, ns)
+	t := &schemaTally{problems: map[string][]string{}, exercised: map[string]bool{}}
+
+	// The base object itself is admitted and decodes.
+	raw, err := w.create(ctx, "base", r.baseObject(), false)
+	Expect(err).NotTo(HaveOccurred())
+	t.check(ctx, w, "the base object", "", raw, "base")
+
+	// Spec: every value is written with dryRun (the response is the object as it would be stored, and nothing
+	// is stored for a controller to reconcile); then, for each leaf, the first admitted value is stored for
+	// real, so a typed Get and the List below read adversarial values of every leaf from etcd.
+	var jobs []func()
+	for _, l := range append(s.spec, containersUnder("spec", s.containers)...) {
+		name := fmt.Sprintf("s%d", len(jobs))
+		jobs = append(jobs, func() {
+			stored := false
+			for _, v := range r.values(l.kind) {
+				obj := r.baseObject()
+				setAt(obj, l.path, decodeJSON(v))
+				raw, err := w.create(ctx, name+"-dry", obj, true)
+				t.record(ctx, w, l.String(), truncate(v), raw, err, "")
+				if err == nil && !stored {
+					raw, err := w.create(ctx, name, obj, false)
+					t.record(ctx, w, l.String(), truncate(v), raw, err, name)
+					stored = true
+				}
+			}
+		})
+	}
+	// Status: one object per leaf, its status merge-patched with each value in turn.
+	for i, l := range s.status {
+		name := fmt.Sprintf("st%d", i)
+		_, err := w.create(ctx, name, r.baseObject(), false)
+		Expect(err).NotTo(HaveOccurred())
+		var patches []map[string]any
+		for _, v := range r.values(l.kind) {
+			obj := r.baseObject()
+			Expect(setAt(obj, l.path, decodeJSON(v))).To(BeTrue())
+			patches = append(patches, map[string]any{"status": obj["status"]})
+		}
+		jobs = append(jobs, func() {
+			for j, v := range r.values(l.kind) {
+				raw, err := w.patchStatus(ctx, name, patches[j])
+				t.record(ctx, w, l.String(), truncate(v), raw, err, name)
+			}
+		})
+	}
+	By(fmt.Sprintf("writing %d objects and status patches", len(jobs)))
+	parallel.Run(ctx, len(jobs), 8, func(i int) error { jobs[i](); return nil })
+	By("listing")
+
+	// An informer lists every object at once: one bad item fails them all.
+	if err := w.client.List(ctx, r.newList(), client.InNamespace(ns)); err != nil {
+		t.problem("the namespace", "", fmt.Sprintf("a typed List fails: %v", err))
+	}
+
+	summary := fmt.Sprintf("%d spec leaves, %d status leaves, %d containers; %d writes admitted, %d refused; %d leaves admitted some adversarial value",
+		len(s.spec), len(s.status), len(s.containers), t.admitted, t.refused, len(t.exercised))
+	AddReportEntry(r.kind+" schema property", summary)
+	GinkgoWriter.Println(r.kind+" schema property:", summary)
+	return t
+}
+
 // schemaTally counts what the API server admits and refuses, and collects, per leaf, the admitted values the
-// manager cannot decode. Its methods are safe for concurrent use.
+// resource's clients cannot decode. Its methods are safe for concurrent use.
 type schemaTally struct {
 	mu                sync.Mutex
 	admitted, refused int
 	exercised         map[string]bool
 	// problems holds, per leaf, the first error and then every value that failed.
 	problems map[string][]string
+}
+
+// expectEnough fails when more than refused writes were not refused, more than admitted not admitted, or
+// fewer than exercised leaves admitted some value: a run that admits or refuses little tests little.
+func (t *schemaTally) expectEnough(refused, admitted, exercised int) {
+	ExpectWithOffset(1, t.refused).To(BeNumerically(">", refused), "the adversarial values must be refused often, or the test writes nothing bad")
+	ExpectWithOffset(1, t.admitted).To(BeNumerically(">", admitted), "the adversarial values must be admitted often, or the base object is invalid")
+	ExpectWithOffset(1, len(t.exercised)).To(BeNumerically(">=", exercised), "leaves where some adversarial value was admitted")
 }
 
 func (t *schemaTally) problem(leaf, value, msg string) {
@@ -246,25 +335,25 @@ func (t *schemaTally) check(ctx context.Context, w *schemaWriter, leaf, value st
 	t.mu.Lock()
 	t.admitted++
 	t.mu.Unlock()
-	// The schema alone must make it decodable: spec and status decoded without their tolerant UnmarshalJSON,
-	// as a manager without it, or any other typed client, would.
-	if err := utiljson.Unmarshal(raw, &strictPMW{}); err != nil {
-		t.problem(leaf, value, fmt.Sprintf("admitted, but does not decode: %v", err))
-		return
+	if w.r.strict != nil {
+		if err := w.r.strict(raw); err != nil {
+			t.problem(leaf, value, fmt.Sprintf("admitted, but does not decode: %v", err))
+			return
+		}
 	}
-	// The manager's scheme decodes it with no problem to report: the response, and a typed Get.
-	got := &workv1alpha1.PlacementManifestWork{}
+	// The resource's scheme decodes it with no problem to report: the response, and a typed Get.
+	got := w.r.newObject()
 	if err := runtime.DecodeInto(w.decoder, raw, got); err != nil {
-		t.problem(leaf, value, fmt.Sprintf("admitted, but the manager's scheme does not decode the response: %v", err))
+		t.problem(leaf, value, fmt.Sprintf("admitted, but the scheme of %s does not decode the response: %v", w.r.readBy, err))
 		return
 	}
-	if p := got.Spec.DecodeProblems(); len(p) > 0 {
-		t.problem(leaf, value, fmt.Sprintf("admitted, but decoded with problems: %v", p))
+	if p := w.r.problems(got); len(p) > 0 {
+		t.problem(leaf, value, fmt.Sprintf("admitted, but %s: %v", w.r.problemsAre, p))
 	}
 	if name == "" {
 		return // a dry run: nothing to read back
 	}
-	if err := k8s.Get(ctx, types.NamespacedName{Namespace: w.ns, Name: name}, &workv1alpha1.PlacementManifestWork{}); err != nil {
+	if err := w.client.Get(ctx, types.NamespacedName{Namespace: w.ns, Name: name}, w.r.newObject()); err != nil {
 		t.problem(leaf, value, fmt.Sprintf("admitted, but a typed Get fails: %v", err))
 	}
 }
@@ -308,10 +397,9 @@ func pathString(path []string) string {
 	return strings.ReplaceAll(strings.Join(path, "."), ".[]", "[]")
 }
 
-// crdSchema reads the PlacementManifestWork CRD's openAPIV3Schema from config/crd/bases.
-func crdSchema() map[string]any {
-	data, err := os.ReadFile(filepath.Join(envhub.RepoRoot(), "config", "crd", "bases",
-		"work.open-cluster-management.io_placementmanifestworks.yaml"))
+// crdSchema reads the openAPIV3Schema of the one version of a CRD file of config/crd/bases.
+func crdSchema(file string) map[string]any {
+	data, err := os.ReadFile(filepath.Join(envhub.RepoRoot(), "config", "crd", "bases", file))
 	Expect(err).NotTo(HaveOccurred())
 	crd := map[string]any{}
 	Expect(yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096).Decode(&crd)).To(Succeed())
@@ -447,13 +535,6 @@ func truncate(v string) string {
 	return v
 }
 
-// baseObject is a PlacementManifestWork that sets every leaf of the schema to a valid value.
-func baseObject() map[string]any {
-	obj := decodeJSON(`{"apiVersion":"work.open-cluster-management.io/v1alpha1","kind":"PlacementManifestWork",` +
-		`"metadata":{"name":"x"},"spec":` + schemaBaseSpec + `,"status":` + schemaBaseStatus + `}`).(map[string]any)
-	return obj
-}
-
 const schemaBaseSpec = `{
   "placementRef": {"name": "p"},
   "manifestWorkTemplate": {
@@ -550,22 +631,27 @@ const schemaBaseStatus = `{
 }`
 
 // schemaWriter writes raw JSON to the API server, so every literal reaches it exactly as written, and
-// decodes with the manager's scheme.
+// decodes and reads with the resource's scheme.
 type schemaWriter struct {
+	r       schemaResource
 	ns      string
 	rest    *rest.RESTClient
+	client  client.Client
 	decoder runtime.Decoder
 }
 
-func newSchemaWriter(ns string) *schemaWriter {
-	codecs := serializer.NewCodecFactory(controllers.Scheme())
+func newSchemaWriter(r schemaResource, ns string) *schemaWriter {
+	scheme := r.scheme()
+	codecs := serializer.NewCodecFactory(scheme)
 	c := rest.CopyConfig(fw.Config)
-	c.GroupVersion = &workv1alpha1.GroupVersion
+	c.GroupVersion = &r.gv
 	c.APIPath = "/apis"
 	c.NegotiatedSerializer = codecs.WithoutConversion()
 	rc, err := rest.RESTClientFor(c)
 	Expect(err).NotTo(HaveOccurred())
-	return &schemaWriter{ns: ns, rest: rc, decoder: codecs.UniversalDeserializer()}
+	cl, err := client.New(fw.Config, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	return &schemaWriter{r: r, ns: ns, rest: rc, client: cl, decoder: codecs.UniversalDeserializer()}
 }
 
 // create writes obj with the given name; with dryRun nothing is stored.
@@ -576,7 +662,7 @@ func (w *schemaWriter) create(ctx context.Context, name string, obj map[string]a
 	if err != nil {
 		return nil, err
 	}
-	req := w.rest.Post().Namespace(w.ns).Resource("placementmanifestworks").Body(body)
+	req := w.rest.Post().Namespace(w.ns).Resource(w.r.resource).Body(body)
 	if dryRun {
 		req = req.Param("dryRun", "All")
 	}
@@ -588,6 +674,6 @@ func (w *schemaWriter) patchStatus(ctx context.Context, name string, patch map[s
 	if err != nil {
 		return nil, err
 	}
-	return w.rest.Patch(types.MergePatchType).Namespace(w.ns).Resource("placementmanifestworks").Name(name).
+	return w.rest.Patch(types.MergePatchType).Namespace(w.ns).Resource(w.r.resource).Name(name).
 		SubResource("status").Body(body).Do(ctx).Raw()
 }

@@ -1,35 +1,24 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/apimachinery/pkg/types"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
-	"k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	scoresv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/scores/v1alpha1"
-	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
-	"github.com/open-cluster-management-io/placement-manifestwork/internal/parallel"
 )
 
 // The AddOnPlacementScoreGenerator's CRD (config/crd/bases, installed with the hub's other CRDs) must admit the
@@ -129,19 +118,9 @@ var _ = Describe("AddOnPlacementScoreGenerator schema", func() {
 
 	DescribeTable("refuses what a score agent could not use, saying what is accepted",
 		func(spec, message string) {
-			gen := &unstructured.Unstructured{}
-			Expect(json.Unmarshal([]byte(`{"apiVersion":"cluster.open-cluster-management.io/v1alpha1","kind":"AddOnPlacementScoreGenerator",`+
+			expectRefused(c, "scoregen-refused", `{"apiVersion":"cluster.open-cluster-management.io/v1alpha1","kind":"AddOnPlacementScoreGenerator",`+
 				`"metadata":{"name":"x"},"spec":{"addOnPlacementSelector":{"name":"latency"},`+
-				`"latencies":[{"name":"redhat-com-avgLatency","url":"https://redhat.com"}]}}`), &gen.Object)).To(Succeed())
-			fields := map[string]any{}
-			Expect(utiljson.Unmarshal([]byte(spec), &fields)).To(Succeed()) // integers as int64
-			for k, v := range fields {
-				Expect(unstructured.SetNestedField(gen.Object, v, "spec", k)).To(Succeed())
-			}
-			gen.SetNamespace(fw.NewNamespace("scoregen-refused"))
-			err := c.Create(context.Background(), gen, client.DryRunAll)
-			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
-			Expect(err.Error()).To(ContainSubstring(message))
+				`"latencies":[{"name":"redhat-com-avgLatency","url":"https://redhat.com"}]}}`, spec, message)
 		},
 		Entry("an ftp URL", `{"latencies":[{"name":"a","url":"ftp://example.com/file"}]}`,
 			`spec.latencies[0].url: Invalid value: "ftp://example.com/file": url must be an absolute http:// or https:// URL with a host, such as https://example.com/healthz`),
@@ -210,105 +189,32 @@ var _ = Describe("AddOnPlacementScoreGenerator schema", func() {
 	It("admits nothing a typed client cannot decode or an agent would refuse, at any leaf of spec or status", func() {
 		ctx := context.Background()
 		ns := fw.NewNamespace("scoregen-schema")
-		root := scoreGenCRDSchema()
-		props := root["properties"].(map[string]any)
-		var specLeaves, statusLeaves, containers []schemaNode
-		var skipped []string
-		walkSchema(props["spec"].(map[string]any), []string{"spec"}, &specLeaves, &containers, &skipped)
-		walkSchema(props["status"].(map[string]any), []string{"status"}, &statusLeaves, &containers, &skipped)
-		Expect(skipped).To(BeEmpty())
+		s := scoreGenSchema.walk()
+		Expect(s.skipped).To(BeEmpty())
 		// Today's schema has 13 leaves under spec and 12 under status.
-		Expect(len(specLeaves)).To(BeNumerically(">=", 13), "leaves under spec")
-		Expect(len(statusLeaves)).To(BeNumerically(">=", 12), "leaves under status")
-		var uncovered []string
-		for _, l := range append(append([]schemaNode{}, specLeaves...), statusLeaves...) {
-			if !setAt(scoreGenBase(), l.path, nil) {
-				uncovered = append(uncovered, l.String())
-			}
-		}
-		Expect(uncovered).To(BeEmpty(), "add these leaves to scoreGenBaseSpec or scoreGenBaseStatus")
+		s.expectLeaves(13, 12)
+		Expect(scoreGenSchema.uncovered(s)).To(BeEmpty(), "add these leaves to scoreGenBaseSpec or scoreGenBaseStatus")
 
-		w := newScoreGenWriter(ns)
-		t := &schemaTally{problems: map[string][]string{}, exercised: map[string]bool{}}
-		check := func(leaf, value string, raw []byte, err error, name string) {
-			if err != nil {
-				t.mu.Lock()
-				t.refused++
-				t.mu.Unlock()
-				if !apierrors.IsInvalid(err) && !apierrors.IsBadRequest(err) {
-					t.problem(leaf, value, fmt.Sprintf("refused, but not as invalid input: %v", err))
-				}
-				return
-			}
-			t.mu.Lock()
-			t.admitted++
-			t.exercised[leaf] = true
-			t.mu.Unlock()
-			got := &scoresv1alpha1.AddOnPlacementScoreGenerator{}
-			if err := runtime.DecodeInto(w.decoder, raw, got); err != nil {
-				t.problem(leaf, value, fmt.Sprintf("admitted, but does not decode: %v", err))
-				return
-			}
-			if p := scoreGenProblems(got); len(p) > 0 {
-				t.problem(leaf, value, fmt.Sprintf("admitted, but an agent would refuse it: %v", p))
-			}
-			if name != "" {
-				if err := w.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, got); err != nil {
-					t.problem(leaf, value, fmt.Sprintf("admitted, but a typed Get fails: %v", err))
-				}
-			}
-		}
-
-		raw, err := w.create(ctx, "base", scoreGenBase(), false)
-		check("the base object", "", raw, err, "base")
-
-		var jobs []func()
-		for _, l := range append(specLeaves, containersUnder("spec", containers)...) {
-			name := fmt.Sprintf("s%d", len(jobs))
-			jobs = append(jobs, func() {
-				stored := false
-				for _, v := range scoreGenValues(l.kind) {
-					obj := scoreGenBase()
-					setAt(obj, l.path, decodeJSON(v))
-					raw, err := w.create(ctx, name+"-dry", obj, true)
-					check(l.String(), truncate(v), raw, err, "")
-					if err == nil && !stored {
-						raw, err := w.create(ctx, name, obj, false)
-						check(l.String(), truncate(v), raw, err, name)
-						stored = true
-					}
-				}
-			})
-		}
-		for i, l := range statusLeaves {
-			name := fmt.Sprintf("st%d", i)
-			_, err := w.create(ctx, name, scoreGenBase(), false)
-			Expect(err).NotTo(HaveOccurred())
-			jobs = append(jobs, func() {
-				for _, v := range scoreGenValues(l.kind) {
-					obj := scoreGenBase()
-					setAt(obj, l.path, decodeJSON(v))
-					raw, err := w.patchStatus(ctx, name, map[string]any{"status": obj["status"]})
-					check(l.String(), truncate(v), raw, err, name)
-				}
-			})
-		}
-		parallel.Run(ctx, len(jobs), 8, func(i int) error { jobs[i](); return nil })
-
-		list := &scoresv1alpha1.AddOnPlacementScoreGeneratorList{}
-		if err := w.client.List(ctx, list, client.InNamespace(ns)); err != nil {
-			t.problem("the namespace", "", fmt.Sprintf("a typed List fails: %v", err))
-		}
-		summary := fmt.Sprintf("%d spec leaves, %d status leaves, %d containers; %d writes admitted, %d refused; %d leaves admitted some adversarial value",
-			len(specLeaves), len(statusLeaves), len(containers), t.admitted, t.refused, len(t.exercised))
-		AddReportEntry("AddOnPlacementScoreGenerator schema property", summary)
-		GinkgoWriter.Println("AddOnPlacementScoreGenerator schema property:", summary)
+		t := scoreGenSchema.exercise(ctx, ns, s)
 		Expect(t.problems).To(BeEmpty(), "objects the API server admits must decode and be usable:\n%s", t.describe())
-		Expect(t.refused).To(BeNumerically(">", 800), "the adversarial values must be refused often, or the test writes nothing bad")
-		Expect(t.admitted).To(BeNumerically(">", 300), "the adversarial values must be admitted often, or the base object is invalid")
-		Expect(len(t.exercised)).To(BeNumerically(">=", 25), "leaves where some adversarial value was admitted")
+		t.expectEnough(800, 300, 25)
 	})
 })
+
+// scoreGenSchema is the AddOnPlacementScoreGenerator for the schema property: decoded with a scheme that knows
+// only its API, as a score agent's, and checked in Go against the bounds the API documents (scoreGenProblems).
+var scoreGenSchema = schemaResource{
+	gv: scoresv1alpha1.GroupVersion, kind: "AddOnPlacementScoreGenerator", resource: "addonplacementscoregenerators",
+	crdFile: "cluster.open-cluster-management.io_addonplacementscoregenerators.yaml",
+	scheme:  scoreGenScheme, readBy: "a score agent",
+	baseSpec: scoreGenBaseSpec, baseStatus: scoreGenBaseStatus, values: scoreGenValues,
+	newObject: func() client.Object { return &scoresv1alpha1.AddOnPlacementScoreGenerator{} },
+	newList:   func() client.ObjectList { return &scoresv1alpha1.AddOnPlacementScoreGeneratorList{} },
+	problems: func(obj client.Object) []string {
+		return scoreGenProblems(obj.(*scoresv1alpha1.AddOnPlacementScoreGenerator))
+	},
+	problemsAre: "an agent would refuse it",
+}
 
 // manyLatencies is a JSON list of n probes with distinct names.
 func manyLatencies(n int) string {
@@ -334,17 +240,12 @@ func scoreGenClient() client.Client {
 
 // scoreGenTable reads the namespace's generators as kubectl get does: as a Table of the printer columns.
 func scoreGenTable(ctx context.Context, ns string) *metav1.Table {
-	raw, err := newScoreGenWriter(ns).rest.Get().Namespace(ns).Resource("addonplacementscoregenerators").
+	raw, err := newSchemaWriter(scoreGenSchema, ns).rest.Get().Namespace(ns).Resource("addonplacementscoregenerators").
 		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(ctx)
 	Expect(err).NotTo(HaveOccurred())
 	table := &metav1.Table{}
 	Expect(json.Unmarshal(raw, table)).To(Succeed())
 	return table
-}
-
-// scoreGenCRDSchema reads the AddOnPlacementScoreGenerator CRD's openAPIV3Schema from config/crd/bases.
-func scoreGenCRDSchema() map[string]any {
-	return crdSchemaOf("cluster.open-cluster-management.io_addonplacementscoregenerators.yaml")
 }
 
 // scoreGenValues are adversarial values for a node: the PlacementManifestWork schema test's, and for strings
@@ -360,11 +261,6 @@ func scoreGenValues(kind string) []string {
 			`"24h"`, `"24h0m1s"`, `"60s"`, `"60.001s"`, `"`+strings.Repeat("a", 63)+`"`, `"`+strings.Repeat("a", 64)+`"`)
 	}
 	return values
-}
-
-func scoreGenBase() map[string]any {
-	return decodeJSON(`{"apiVersion":"cluster.open-cluster-management.io/v1alpha1","kind":"AddOnPlacementScoreGenerator",` +
-		`"metadata":{"name":"x"},"spec":` + scoreGenBaseSpec + `,"status":` + scoreGenBaseStatus + `}`).(map[string]any)
 }
 
 const scoreGenBaseSpec = `{
@@ -475,58 +371,4 @@ func scoreGenProblems(g *scoresv1alpha1.AddOnPlacementScoreGenerator) []string {
 		}
 	}
 	return p
-}
-
-// scoreGenWriter writes raw JSON to the API server, so every literal reaches it exactly as written, and
-// decodes with a scheme that knows only the AddOnPlacementScoreGenerator API.
-type scoreGenWriter struct {
-	ns      string
-	rest    *rest.RESTClient
-	client  client.Client
-	decoder runtime.Decoder
-}
-
-func newScoreGenWriter(ns string) *scoreGenWriter {
-	codecs := serializer.NewCodecFactory(scoreGenScheme())
-	c := rest.CopyConfig(fw.Config)
-	c.GroupVersion = &scoresv1alpha1.GroupVersion
-	c.APIPath = "/apis"
-	c.NegotiatedSerializer = codecs.WithoutConversion()
-	rc, err := rest.RESTClientFor(c)
-	Expect(err).NotTo(HaveOccurred())
-	return &scoreGenWriter{ns: ns, rest: rc, client: scoreGenClient(), decoder: codecs.UniversalDeserializer()}
-}
-
-func (w *scoreGenWriter) create(ctx context.Context, name string, obj map[string]any, dryRun bool) ([]byte, error) {
-	obj["metadata"] = map[string]any{"name": name, "namespace": w.ns}
-	delete(obj, "status") // the status subresource ignores it on create
-	body, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	req := w.rest.Post().Namespace(w.ns).Resource("addonplacementscoregenerators").Body(body)
-	if dryRun {
-		req = req.Param("dryRun", "All")
-	}
-	return req.Do(ctx).Raw()
-}
-
-func (w *scoreGenWriter) patchStatus(ctx context.Context, name string, patch map[string]any) ([]byte, error) {
-	body, err := json.Marshal(patch)
-	if err != nil {
-		return nil, err
-	}
-	return w.rest.Patch(types.MergePatchType).Namespace(w.ns).Resource("addonplacementscoregenerators").Name(name).
-		SubResource("status").Body(body).Do(ctx).Raw()
-}
-
-// crdSchemaOf reads the openAPIV3Schema of the one version of a CRD file of config/crd/bases.
-func crdSchemaOf(file string) map[string]any {
-	data, err := os.ReadFile(filepath.Join(envhub.RepoRoot(), "config", "crd", "bases", file))
-	Expect(err).NotTo(HaveOccurred())
-	crd := map[string]any{}
-	Expect(yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096).Decode(&crd)).To(Succeed())
-	versions := crd["spec"].(map[string]any)["versions"].([]any)
-	Expect(versions).To(HaveLen(1))
-	return versions[0].(map[string]any)["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)
 }

@@ -82,6 +82,16 @@ func getPMW(ctx context.Context, h *hub, name string) (*livePMW, error) {
 	return &livePMW{obj: obj, pmw: pmw}, nil
 }
 
+// connectAndGet connects to the hub and reads the named PlacementManifestWork, for the commands that change one.
+func (hf *hubFlags) connectAndGet(ctx context.Context, name string) (*hub, *livePMW, error) {
+	h, err := hf.connect()
+	if err != nil {
+		return nil, nil, err
+	}
+	live, err := getPMW(ctx, h, name)
+	return h, live, err
+}
+
 // toTyped converts a PlacementManifestWork read as unstructured to its type; fields the type does not know of
 // are left out.
 func toTyped(obj *unstructured.Unstructured) (*workv1alpha1.PlacementManifestWork, error) {

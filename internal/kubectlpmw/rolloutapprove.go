@@ -113,12 +113,8 @@ approved. Without --gate it approves the gate the rollout waits at now (status.r
 			if revision < 0 {
 				return usageError("--revision must be a revision number (kubectl pmw rollout history %s)", args[0])
 			}
-			h, err := hf.connect()
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			live, err := getPMW(ctx, h, args[0])
+			h, live, err := hf.connectAndGet(ctx, args[0])
 			if err != nil {
 				return err
 			}

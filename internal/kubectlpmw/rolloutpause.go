@@ -60,12 +60,8 @@ removes spec.paused, and the rollout strategy brings the current revision to the
 	cmd.Args = nameArg
 	cmd.ValidArgsFunction = hf.completeNames
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		h, err := hf.connect()
-		if err != nil {
-			return err
-		}
 		ctx := cmd.Context()
-		live, err := getPMW(ctx, h, args[0])
+		h, live, err := hf.connectAndGet(ctx, args[0])
 		if err != nil {
 			return err
 		}
@@ -108,12 +104,8 @@ failure does not retry a later one. Exit 1 when no revision has failed.`,
 		Args:              nameArg,
 		ValidArgsFunction: hf.completeNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := hf.connect()
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			live, err := getPMW(ctx, h, args[0])
+			h, live, err := hf.connectAndGet(ctx, args[0])
 			if err != nil {
 				return err
 			}

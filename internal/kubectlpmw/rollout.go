@@ -83,8 +83,8 @@ func getPMW(ctx context.Context, h *hub, name string) (*livePMW, error) {
 }
 
 // connectAndGet connects to the hub and reads the named PlacementManifestWork, for the commands that change one.
-func (hf *hubFlags) connectAndGet(ctx context.Context, name string) (*hub, *livePMW, error) {
-	h, err := hf.connect()
+func (f *hubFlags) connectAndGet(ctx context.Context, name string) (*hub, *livePMW, error) {
+	h, err := f.connect()
 	if err != nil {
 		return nil, nil, err
 	}

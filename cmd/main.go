@@ -5,12 +5,14 @@ import (
 	"flag"
 	"os"
 
+	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/fleet"
 )
 
 func main() {
@@ -22,6 +24,7 @@ func main() {
 		qps                    float64
 		burst                  int
 		opts                   controllers.Options
+		fleetKubeconfig        string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
@@ -33,6 +36,7 @@ func main() {
 	flag.IntVar(&opts.MaxConcurrentReconciles, "concurrent-reconciles", 8, "PlacementManifestWorks reconciled at once.")
 	flag.IntVar(&opts.MaxConcurrentWrites, "concurrent-writes", 64, "ManifestWork writes one reconcile runs in parallel.")
 	flag.IntVar(&opts.MaxManifestBytes, "max-manifest-bytes", 500*1024, "Largest total size of one ManifestWork's manifests; match the hub's OCM limit.")
+	flag.StringVar(&fleetKubeconfig, "fleet-kubeconfig", "", "Kubeconfig of the fleet API server whose opted-in namespaces are delivered to the clusters (transparent mode); off when empty.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -60,6 +64,18 @@ func main() {
 	if err := controllers.SetupWithManager(ctx, mgr, opts); err != nil {
 		log.Error(err, "Unable to set up the controller")
 		os.Exit(1)
+	}
+	if fleetKubeconfig != "" {
+		fleetCfg, err := clientcmd.BuildConfigFromFlags("", fleetKubeconfig)
+		if err != nil {
+			log.Error(err, "Unable to read the fleet kubeconfig")
+			os.Exit(1)
+		}
+		fleetCfg.QPS, fleetCfg.Burst = float32(qps), burst
+		if err := fleet.SetupWithManager(mgr, fleetCfg); err != nil {
+			log.Error(err, "Unable to set up the fleet controller")
+			os.Exit(1)
+		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		log.Error(err, "Unable to add the health check")

@@ -82,6 +82,16 @@ var perNamespace = map[fleet.Key]bool{
 	{Kind: "ServiceAccount", Name: "default"}:     true,
 }
 
+// The fleet controller's permissions on the hub (only used when the manager runs with --fleet-kubeconfig): it
+// reads whether the hub namespace exists through the manager's cache, server-side applies and deletes the
+// generated PlacementManifestWork and Placement, and reads their decisions and works (cached).
+//
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=placementmanifestworks,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworks,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=placements,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=placementdecisions,verbs=get;list;watch
+
 // Reconciler writes one fleet namespace's PlacementManifestWork on the hub and its objects' status on the
 // fleet API server. The request's name is the fleet namespace.
 type Reconciler struct {

@@ -24,8 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// markerDirs are the directories `make manifests` gives controller-gen (paths=./api/... paths=./controllers/...).
-var markerDirs = []string{"api", "controllers"}
+// markerDirs are the directories `make manifests` gives controller-gen (paths=./api/... paths=./controllers/...
+// paths=./internal/fleet/...).
+var markerDirs = []string{"api", "controllers", filepath.Join("internal", "fleet")}
 
 var markerRE = regexp.MustCompile(`^\s*//\s*\+kubebuilder:rbac:(.+)$`)
 
@@ -337,6 +338,15 @@ var managerGrants = map[string]grant{
 	"|configmaps|list":                                                         {unreached, listFallback},
 	"|secrets|list":                                                            {unreached, listFallback},
 	"|serviceaccounts|list":                                                    {unreached, listFallback},
+	"|namespaces|get":                                                          {unreached, fleetMode + ": whether the hub namespace of a fleet namespace exists (the manager's cache)"},
+	"|namespaces|list":                                                         {unreached, fleetMode + ": the cache's informer of hub namespaces"},
+	"|namespaces|watch":                                                        {unreached, fleetMode + ": the cache's informer of hub namespaces"},
+	"work.open-cluster-management.io|placementmanifestworks|create":            {unreached, fleetMode + ": server-side applying a fleet namespace's generated PMW creates it"},
+	"work.open-cluster-management.io|placementmanifestworks|delete":            {unreached, fleetMode + ": a fleet namespace that opts out has its generated PMW deleted"},
+	"cluster.open-cluster-management.io|placements|get":                        {unreached, fleetMode + ": reading the generated Placement"},
+	"cluster.open-cluster-management.io|placements|patch":                      {unreached, fleetMode + ": server-side applying the generated Placement"},
+	"cluster.open-cluster-management.io|placements|delete":                     {unreached, fleetMode + ": a fleet namespace that opts out has its generated Placement deleted"},
+	"cluster.open-cluster-management.io|placementdecisions|get":                {unreached, fleetMode + ": reading the generated Placement's decisions"},
 	"|configmaps|watch":                                                        {requested, dependencyWatch},
 	"|secrets|watch":                                                           {requested, dependencyWatch},
 	"|serviceaccounts|watch":                                                   {requested, dependencyWatch},
@@ -346,6 +356,11 @@ var managerGrants = map[string]grant{
 // watch (WatchListClient) from API servers that support it, such as envtest's; against older ones, or with
 // the feature off, they list.
 const listFallback = "the cache's informer, when the API server cannot stream the initial list over the watch"
+
+// fleetMode is why the run makes no request of the transparent mode's controller (internal/fleet): it runs only
+// when the manager has --fleet-kubeconfig, which TestManagerRunsWithChartRBAC does not set (test/integration's
+// fleet envtest runs it).
+const fleetMode = "the transparent mode's controller (internal/fleet, only with --fleet-kubeconfig; the run does not set it)"
 
 // dependencyGet and dependencyWatch are why the manager reads ConfigMaps, Secrets and ServiceAccounts: the
 // dependencies a PMW with spec.propagateDependencies carries along are read from the API server (APIReader, never

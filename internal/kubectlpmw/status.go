@@ -5,9 +5,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -114,17 +112,9 @@ func readStatus(ctx context.Context, h *hub, key types.NamespacedName) (StatusIn
 		return StatusInput{}, nil, h.explain(err, "manifestworks", "the ManifestWorks of "+what)
 	}
 
-	revisions := &appsv1.ControllerRevisionList{}
-	err = h.client.List(ctx, revisions, client.InNamespace(pmw.Namespace), client.MatchingLabels{
-		workv1alpha1.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
-	})
+	in.Revisions, err = listRevisions(ctx, h, pmw)
 	switch {
 	case err == nil:
-		for i := range revisions.Items {
-			if ref := metav1.GetControllerOf(&revisions.Items[i]); ref != nil && ref.UID == pmw.UID {
-				in.Revisions = append(in.Revisions, revisions.Items[i])
-			}
-		}
 	case apierrors.IsForbidden(err):
 		warnings = append(warnings, "you may not list ControllerRevisions in "+pmw.Namespace+"; the works' revisions are not shown")
 	default:

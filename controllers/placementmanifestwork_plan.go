@@ -139,7 +139,8 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 	}
 	timeout := moveTimeout(pmw)
 	waitForJoining := progressing || len(obs.clusters) == 0
-	for _, cluster := range leavingClusters(obs) {
+	leaving := leavingClusters(obs)
+	for _, cluster := range leaving {
 		left := timeout - now.Sub(leavingSince[cluster])
 		if timeout == 0 || !waitForJoining || left <= 0 {
 			wp.ops = append(wp.ops, writeOp{cluster: cluster, existing: obs.owned[cluster], delete: true})
@@ -149,7 +150,7 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 		wp.recheck = minPositive(wp.recheck, left)
 	}
 	wp.ops, wp.rollout.budget = gateByBudget(pmw, obs, wp.ops)
-	for _, cluster := range leavingClusters(obs) {
+	for _, cluster := range leaving {
 		if wp.rollout.budget.held[cluster] {
 			wp.leaving++ // kept for the disruption budget
 		}

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
@@ -53,12 +52,7 @@ var _ = Describe("Disruption budget", func() {
 				available = share
 			}
 			framework.WorkConditions(w, agentUp)
-			framework.Feedback(w, 0, map[string]any{
-				health.FeedbackPrefix + health.Generation: 1, health.FeedbackPrefix + health.ObservedGeneration: 1,
-				health.FeedbackPrefix + health.SpecReplicas: share,
-				health.FeedbackPrefix + health.Replicas:     share, health.FeedbackPrefix + health.UpdatedReplicas: share,
-				health.FeedbackPrefix + health.ReadyReplicas: available, health.FeedbackPrefix + health.AvailableReplicas: available,
-			})
+			deploymentFeedback(w, share, available)
 			g.Expect(k8s.Status().Update(ctx, w)).To(Succeed())
 		}, timeout, interval).Should(Succeed())
 	}

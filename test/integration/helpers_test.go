@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework/suite"
 )
@@ -73,6 +74,17 @@ func reportAvailable(f *suite.Framework, pmw *workv1alpha1.PlacementManifestWork
 	for _, c := range clusters {
 		f.AgentReports(pmw, c, agentUp)
 	}
+}
+
+// deploymentFeedback sets on w the status feedback an agent reports of the Deployment, its first manifest:
+// observed, share replicas updated, available of them ready and available.
+func deploymentFeedback(w *workv1.ManifestWork, share, available int) {
+	framework.Feedback(w, 0, map[string]any{
+		health.FeedbackPrefix + health.Generation: 1, health.FeedbackPrefix + health.ObservedGeneration: 1,
+		health.FeedbackPrefix + health.SpecReplicas: share,
+		health.FeedbackPrefix + health.Replicas:     share, health.FeedbackPrefix + health.UpdatedReplicas: share,
+		health.FeedbackPrefix + health.ReadyReplicas: available, health.FeedbackPrefix + health.AvailableReplicas: available,
+	})
 }
 
 // completedOn waits until every cluster's work carries v, plays the agents (applied and available) and waits

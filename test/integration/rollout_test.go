@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
@@ -80,12 +79,7 @@ var _ = Describe("Rollout, failover and moves", func() {
 				r, degraded = 0, T
 			}
 			framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T, workv1.WorkDegraded: degraded})
-			framework.Feedback(w, 0, map[string]any{
-				health.FeedbackPrefix + health.Generation: 1, health.FeedbackPrefix + health.ObservedGeneration: 1,
-				health.FeedbackPrefix + health.SpecReplicas: share,
-				health.FeedbackPrefix + health.Replicas:     share, health.FeedbackPrefix + health.UpdatedReplicas: share,
-				health.FeedbackPrefix + health.ReadyReplicas: r, health.FeedbackPrefix + health.AvailableReplicas: r,
-			})
+			deploymentFeedback(w, share, r)
 			g.Expect(k8s.Status().Update(ctx, w)).To(Succeed())
 		}, timeout, interval).Should(Succeed())
 	}

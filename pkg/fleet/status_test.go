@@ -267,6 +267,19 @@ func TestConditionTimes(t *testing.T) {
 	}
 }
 
+// shareOf is cluster c's share of d replicas over n clusters: all of them replicated, else d/n with the
+// remainder to the first clusters.
+func shareOf(d, n, c int, split bool) int {
+	if !split {
+		return d
+	}
+	share := d / n
+	if c < d%n {
+		share++
+	}
+	return share
+}
+
 // TestRolloutStatusExactly: over random fleets, kubectl rollout status against the fleet object succeeds exactly
 // when every cluster carries the new generation, its controller observed it, kubectl rollout status on the
 // cluster would succeed and the cluster runs no more than its share (and the shares add up to spec.replicas:
@@ -284,13 +297,7 @@ func TestRolloutStatusExactly(t *testing.T) {
 		var clusters []ClusterReport
 		all, timedOut := true, false
 		for c := range n {
-			spec := d
-			if split {
-				spec = d / n
-				if c < d%n {
-					spec++
-				}
-			}
+			spec := shareOf(d, n, c, split)
 			name := fmt.Sprintf("c%d", c)
 			if r.IntN(10) == 0 {
 				clusters = append(clusters, missing(name))
@@ -427,13 +434,7 @@ func TestStatefulSetRolloutStatusExactly(t *testing.T) {
 		var clusters []ClusterReport
 		all := n > 0 || d == 0
 		for c := range n {
-			spec := d
-			if split {
-				spec = d / n
-				if c < d%n {
-					spec++
-				}
-			}
+			spec := shareOf(d, n, c, split)
 			name := fmt.Sprintf("c%d", c)
 			if r.IntN(10) == 0 {
 				clusters = append(clusters, missing(name))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	scoresv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/scores/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/scoreagent"
@@ -135,10 +136,8 @@ func truncate(s string, n int) string {
 	}
 	const mark = "…"
 	cut := n - len(mark)
-	for cut > 0 && !utf8RuneStart(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return strings.TrimRight(s[:cut], " ") + mark
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

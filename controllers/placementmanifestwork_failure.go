@@ -175,18 +175,6 @@ func heldOps(ops []writeOp) []writeOp {
 	return out
 }
 
-// withRevisionSpec is a copy of pmw whose template-relevant spec (see revision.Data) is spec's.
-func withRevisionSpec(pmw *workv1alpha1.PlacementManifestWork, spec *workv1alpha1.PlacementManifestWorkSpec) *workv1alpha1.PlacementManifestWork {
-	out := pmw.DeepCopy()
-	s := spec.DeepCopy()
-	out.Spec.ManifestWorkTemplate = s.ManifestWorkTemplate
-	out.Spec.DistributionStrategy = s.DistributionStrategy
-	out.Spec.Overrides = s.Overrides
-	out.Spec.SplitCompanions = s.SplitCompanions
-	out.Spec.PropagateDependencies = s.PropagateDependencies
-	return out
-}
-
 // completedTarget reads, while the current revision is not the completed one and the completed one may be
 // needed (failurePolicy Rollback, or a decided cluster without a work, which joins on it), the completed
 // revision's template: its ControllerRevision's data, read around the cache (which drops it) once per revision
@@ -212,7 +200,7 @@ func (r *PlacementManifestWorkReconciler) completedTarget(ctx context.Context, p
 	if err != nil {
 		return nil, err
 	}
-	t := &completedTarget{pmw: withRevisionSpec(pmw, spec)}
+	t := &completedTarget{pmw: revision.WithTemplate(pmw, spec)}
 	var invalid *planner.InvalidError
 	if t.template, err = planner.ParseTemplate(t.pmw); err == nil && t.pmw.Spec.PropagateDependencies {
 		var deps []template.Manifest

@@ -16,6 +16,7 @@ import (
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/revision"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
@@ -153,7 +154,7 @@ func TestRolledBackDesiredState(t *testing.T) {
 	}
 
 	// The spec stays v2; the copy carries v1's template-relevant fields, as the revision records them.
-	rb := withRevisionSpec(v2, &v1.Spec)
+	rb := revision.WithTemplate(v2, &v1.Spec)
 	if diff := cmp.Diff(v2.Spec.RolloutStrategy, rb.Spec.RolloutStrategy); diff != "" {
 		t.Errorf("the rollout strategy is the spec's (-want +got):\n%s", diff)
 	}

@@ -49,6 +49,20 @@ func Data(pmw *workv1alpha1.PlacementManifestWork) ([]byte, error) {
 	return b, nil
 }
 
+// WithTemplate is a copy of pmw whose template, the part of the spec Data records, is spec's: what a rollback
+// delivers again. It sets exactly the fields Data reads (TestWithTemplateSetsWhatDataRecords holds the two
+// lists together), and keeps the rest of pmw's spec.
+func WithTemplate(pmw *workv1alpha1.PlacementManifestWork, spec *workv1alpha1.PlacementManifestWorkSpec) *workv1alpha1.PlacementManifestWork {
+	out := pmw.DeepCopy()
+	s := spec.DeepCopy()
+	out.Spec.ManifestWorkTemplate = s.ManifestWorkTemplate
+	out.Spec.DistributionStrategy = s.DistributionStrategy
+	out.Spec.Overrides = s.Overrides
+	out.Spec.SplitCompanions = s.SplitCompanions
+	out.Spec.PropagateDependencies = s.PropagateDependencies
+	return out
+}
+
 // Name is the name of the ControllerRevision of the template data of the PlacementManifestWork named owner:
 // "<owner>-<hash>", the owner's name cut so the name stays within 253 characters. The hash covers the owner's
 // full name too, so two long names that share their first 242 characters do not share revisions.

@@ -1,14 +1,18 @@
 package revision
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
+	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 )
@@ -233,5 +237,62 @@ func TestByTemplateHash(t *testing.T) {
 	want := map[string]int64{"h1": 3, "h2": 2, "o1": 2, "o2": 2}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestWithTemplateSetsWhatDataRecords: WithTemplate sets exactly the fields Data records, and every field of
+// the spec is classed as template or not, so a new spec field cannot be left out of one list silently.
+func TestWithTemplateSetsWhatDataRecords(t *testing.T) {
+	notTemplate := map[string]bool{"placementRef": true, "rolloutStrategy": true, "failover": true, "ttlSecondsAfterFinished": true,
+		"moveStrategy": true, "revisionHistoryLimit": true, "paused": true, "failurePolicy": true, "rolloutGates": true, "disruptionBudget": true}
+	template := map[string]bool{"manifestWorkTemplate": true, "distributionStrategy": true, "overrides": true, "splitCompanions": true,
+		"propagateDependencies": true}
+	st := reflect.TypeOf(workv1alpha1.PlacementManifestWorkSpec{})
+	for i := range st.NumField() {
+		name, _, _ := strings.Cut(st.Field(i).Tag.Get("json"), ",")
+		if name != "-" && !notTemplate[name] && !template[name] {
+			t.Errorf("spec field %s is neither template (Data, WithTemplate) nor classed as not template here", name)
+		}
+	}
+
+	// Every template field set, and different between the two.
+	full := func(image string, deps bool) *workv1alpha1.PlacementManifestWork {
+		p := &workv1alpha1.PlacementManifestWork{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns"}}
+		p.Spec.ManifestWorkTemplate.Workload.Manifests = []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(`{"image":"` + image + `"}`)}}}
+		p.Spec.DistributionStrategy = []workv1alpha1.DistributionStrategy{{Name: image, Type: workv1alpha1.DistributionReplicate}}
+		p.Spec.Overrides = []workv1alpha1.ClusterOverride{{Name: image}}
+		p.Spec.SplitCompanions = workv1alpha1.SplitCompanionsCopy
+		if deps {
+			p.Spec.SplitCompanions = workv1alpha1.SplitCompanionsApportion
+		}
+		p.Spec.PropagateDependencies = deps
+		p.Spec.Paused = !deps
+		p.Spec.RevisionHistoryLimit = ptr.To[int32](int32(len(image)))
+		return p
+	}
+	a, b := full("a:1", true), full("b:22", false)
+	data := func(p *workv1alpha1.PlacementManifestWork) string {
+		d, err := Data(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(d)
+	}
+	got := WithTemplate(a, &b.Spec)
+	if data(got) != data(b) {
+		t.Errorf("WithTemplate(a, b's spec) records %s, want b's %s", data(got), data(b))
+	}
+	var recorded map[string]any
+	// a has every template field set to a value JSON keeps (b's propagateDependencies is false, omitted).
+	if err := json.Unmarshal([]byte(data(a)), &recorded); err != nil {
+		t.Fatal(err)
+	}
+	for name := range template {
+		if _, ok := recorded[name]; !ok {
+			t.Errorf("Data does not record template field %s", name)
+		}
+	}
+	if got.Spec.Paused != a.Spec.Paused || *got.Spec.RevisionHistoryLimit != *a.Spec.RevisionHistoryLimit {
+		t.Errorf("WithTemplate changed fields that are not the template: paused %v, history %d", got.Spec.Paused, *got.Spec.RevisionHistoryLimit)
 	}
 }

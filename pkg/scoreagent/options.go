@@ -2,6 +2,7 @@ package scoreagent
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,7 +17,7 @@ import (
 func CheckOptions(opts map[string]string, known ...string) error {
 	var unknown []string
 	for k := range opts {
-		if !contains(known, k) {
+		if !slices.Contains(known, k) {
 			unknown = append(unknown, strconv.Quote(k))
 		}
 	}
@@ -77,17 +78,8 @@ func EnumOption(opts map[string]string, key, def string, allowed ...string) (str
 	if !ok || s == "" {
 		return def, nil
 	}
-	if !contains(allowed, s) {
+	if !slices.Contains(allowed, s) {
 		return "", fmt.Errorf("%s %q is not one of %s", key, s, strings.Join(allowed, ", "))
 	}
 	return s, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

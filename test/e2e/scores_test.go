@@ -148,6 +148,22 @@ var _ = Describe("Placement and Score split by measured latency", Ordered, func(
 		expectFeedback(g, manifestSummary(g, got, "Deployment", app), "readyReplicas", total, 2)
 	}
 
+	// convergesOn waits until the spokes are rolledOut for the given delays, then until the hub reports their
+	// shares, recording each phase's time since start.
+	convergesOn := func(ctx context.Context, delays map[string]time.Duration, start time.Time) {
+		var shares map[string]int32
+		Eventually(func(g Gomega) {
+			shares = rolledOut(ctx, g, delays)
+		}).WithContext(ctx).WithTimeout(convergeTimeout).WithPolling(poll).Should(Succeed())
+		converged(phaseSpokes, start)
+		GinkgoWriter.Printf("replicas %v for delays %v\n", shares, delays)
+
+		Eventually(func(g Gomega) {
+			hubReports(ctx, g, shares)
+		}).WithContext(ctx).WithTimeout(convergeTimeout).WithPolling(poll).Should(Succeed())
+		converged(phaseHub, start)
+	}
+
 	BeforeAll(func(ctx SpecContext) {
 		Expect(clusters).To(HaveLen(3))
 		// cluster1 starts slowest, so the decision by name alone (cluster1, cluster2) is not the right one.
@@ -215,17 +231,7 @@ var _ = Describe("Placement and Score split by measured latency", Ordered, func(
 			}).Obj()
 		Expect(hub.Create(ctx, pmw)).To(Succeed())
 
-		var shares map[string]int32
-		Eventually(func(g Gomega) {
-			shares = rolledOut(ctx, g, before)
-		}).WithContext(ctx).WithTimeout(convergeTimeout).WithPolling(poll).Should(Succeed())
-		converged(phaseSpokes, start)
-		GinkgoWriter.Printf("replicas %v for delays %v\n", shares, before)
-
-		Eventually(func(g Gomega) {
-			hubReports(ctx, g, shares)
-		}).WithContext(ctx).WithTimeout(convergeTimeout).WithPolling(poll).Should(Succeed())
-		converged(phaseHub, start)
+		convergesOn(ctx, before, start)
 	})
 
 	It("moves the decision and the replicas when the slowest cluster becomes the fastest", func(ctx SpecContext) {
@@ -237,17 +243,7 @@ var _ = Describe("Placement and Score split by measured latency", Ordered, func(
 		}).WithContext(ctx).WithTimeout(convergeTimeout).WithPolling(poll).Should(Succeed())
 		GinkgoWriter.Printf("the agents measured the new delays %s after the change\n", time.Since(start).Round(time.Millisecond))
 
-		var shares map[string]int32
-		Eventually(func(g Gomega) {
-			shares = rolledOut(ctx, g, after)
-		}).WithContext(ctx).WithTimeout(convergeTimeout).WithPolling(poll).Should(Succeed())
-		converged(phaseSpokes, start)
-		GinkgoWriter.Printf("replicas %v for delays %v\n", shares, after)
-
-		Eventually(func(g Gomega) {
-			hubReports(ctx, g, shares)
-		}).WithContext(ctx).WithTimeout(convergeTimeout).WithPolling(poll).Should(Succeed())
-		converged(phaseHub, start)
+		convergesOn(ctx, after, start)
 	})
 })
 

@@ -2,8 +2,6 @@ package controllers
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,21 +14,6 @@ import (
 // maxApprovalsRecorded bounds status.approvals.
 const maxApprovalsRecorded = 20
 
-// approvalRequests parses the approval annotation: "<revision>/<gate>" entries, comma-separated. Entries that
-// do not parse are ignored (kubectl pmw rollout approve writes well-formed ones).
-func approvalRequests(pmw *workv1alpha1.PlacementManifestWork) []workv1alpha1.RolloutApproval {
-	var out []workv1alpha1.RolloutApproval
-	for _, entry := range strings.Split(pmw.Annotations[workv1alpha1.AnnotationApprove], ",") {
-		rev, gate, ok := strings.Cut(strings.TrimSpace(entry), "/")
-		n, err := strconv.ParseInt(rev, 10, 64)
-		if !ok || err != nil || n < 0 || gate == "" {
-			continue
-		}
-		out = append(out, workv1alpha1.RolloutApproval{Revision: n, Gate: gate})
-	}
-	return out
-}
-
 // recordApprovals is status.approvals after this reconcile: the recorded ones, and the annotation's approvals
 // of the current revision's gates not recorded yet, stamped now. Approvals of other revisions are left out:
 // they approve nothing, and recording them would suggest they did.
@@ -40,7 +23,7 @@ func recordApprovals(pmw *workv1alpha1.PlacementManifestWork, current int64, now
 	for _, g := range pmw.Spec.RolloutGates {
 		gates[g.Name] = true
 	}
-	for _, a := range approvalRequests(pmw) {
+	for _, a := range workv1alpha1.ParseApprovals(pmw.Annotations[workv1alpha1.AnnotationApprove]) {
 		if a.Revision != current || current == 0 || !gates[a.Gate] || approved(out, current, a.Gate) {
 			continue
 		}

@@ -1,5 +1,10 @@
 package v1alpha1
 
+import (
+	"strconv"
+	"strings"
+)
+
 // The finalizer, label and annotations the manager puts on objects are a contract: users select ManifestWorks
 // by the label (kubectl get manifestwork -l ...), and tools read the annotations. They live here, next to the
 // condition reasons, as OCM keeps its own in its API.
@@ -57,3 +62,27 @@ const (
 	// a Deployment's is copied onto its ReplicaSets.
 	AnnotationChangeCause = "kubernetes.io/change-cause"
 )
+
+// ParseApprovals reads the value of AnnotationApprove: its "<revision>/<gate>" entries, comma-separated, in
+// order. Entries that do not parse are left out (kubectl pmw rollout approve writes well-formed ones).
+func ParseApprovals(value string) []RolloutApproval {
+	var out []RolloutApproval
+	for _, entry := range strings.Split(value, ",") {
+		rev, gate, ok := strings.Cut(strings.TrimSpace(entry), "/")
+		n, err := strconv.ParseInt(rev, 10, 64)
+		if !ok || err != nil || n < 0 || gate == "" {
+			continue
+		}
+		out = append(out, RolloutApproval{Revision: n, Gate: gate})
+	}
+	return out
+}
+
+// FormatApprovals is the value of AnnotationApprove for approvals, as ParseApprovals reads it.
+func FormatApprovals(approvals []RolloutApproval) string {
+	entries := make([]string, len(approvals))
+	for i, a := range approvals {
+		entries[i] = strconv.FormatInt(a.Revision, 10) + "/" + a.Gate
+	}
+	return strings.Join(entries, ",")
+}

@@ -3,7 +3,6 @@ package kubectlpmw
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -60,21 +59,19 @@ func PlanApproval(pmw *workv1alpha1.PlacementManifestWork, gate string, revision
 			return a, nil
 		}
 	}
-	entry := fmt.Sprintf("%d/%s", revision, gate)
-	var keep []string
-	for _, e := range strings.Split(pmw.Annotations[workv1alpha1.AnnotationApprove], ",") {
-		e = strings.TrimSpace(e)
-		rev, _, ok := strings.Cut(e, "/")
-		if !ok || rev != strconv.FormatInt(revision, 10) {
+	// The entries of other revisions are dropped: they approve nothing any more.
+	var keep []workv1alpha1.RolloutApproval
+	for _, e := range workv1alpha1.ParseApprovals(pmw.Annotations[workv1alpha1.AnnotationApprove]) {
+		if e.Revision != revision {
 			continue
 		}
-		if e == entry {
+		if e.Gate == gate {
 			a.Already = true
 			return a, nil
 		}
 		keep = append(keep, e)
 	}
-	a.Value = strings.Join(append(keep, entry), ",")
+	a.Value = workv1alpha1.FormatApprovals(append(keep, workv1alpha1.RolloutApproval{Revision: revision, Gate: gate}))
 	return a, nil
 }
 

@@ -64,10 +64,10 @@ func countsMessage(gk schema.GroupKind, f health.Feedback) string {
 		}
 		return fmt.Sprintf("%d ready", c.ready)
 	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}:
-		d := count(f, health.DesiredNumberScheduled)
-		return fmt.Sprintf("%d of %d ready", min(count(f, health.NumberReady), d), d)
+		d := f.Count(health.DesiredNumberScheduled)
+		return fmt.Sprintf("%d of %d ready", min(f.Count(health.NumberReady), d), d)
 	case schema.GroupKind{Group: "batch", Kind: "Job"}:
-		return fmt.Sprintf("%d active, %d succeeded, %d failed", count(f, health.Active), count(f, health.Succeeded), count(f, health.Failed))
+		return fmt.Sprintf("%d active, %d succeeded, %d failed", f.Count(health.Active), f.Count(health.Succeeded), f.Count(health.Failed))
 	}
 	return ""
 }

@@ -184,8 +184,8 @@ func current(c ClusterReport) bool {
 	if !c.CarriesCurrent {
 		return false
 	}
-	gen, ok1 := integer(c.Feedback, health.Generation)
-	obs, ok2 := integer(c.Feedback, health.ObservedGeneration)
+	gen, ok1 := c.Feedback.Integer(health.Generation)
+	obs, ok2 := c.Feedback.Integer(health.ObservedGeneration)
 	return ok1 && ok2 && obs >= gen
 }
 
@@ -199,11 +199,11 @@ type replicaCounts struct {
 }
 
 func countsOf(f health.Feedback) replicaCounts {
-	c := replicaCounts{replicas: count(f, health.Replicas)}
-	c.spec, c.hasSpec = integer(f, health.SpecReplicas)
-	c.ready = min(count(f, health.ReadyReplicas), c.replicas)
-	c.available = min(count(f, health.AvailableReplicas), c.ready)
-	c.updated = min(count(f, health.UpdatedReplicas), c.replicas)
+	c := replicaCounts{replicas: f.Count(health.Replicas)}
+	c.spec, c.hasSpec = f.Integer(health.SpecReplicas)
+	c.ready = min(f.Count(health.ReadyReplicas), c.replicas)
+	c.available = min(f.Count(health.AvailableReplicas), c.ready)
+	c.updated = min(f.Count(health.UpdatedReplicas), c.replicas)
 	if c.hasSpec {
 		c.updated = min(c.updated, c.spec)
 	}
@@ -253,12 +253,12 @@ func (v view) deployment() *appsv1.DeploymentStatus {
 		if !current(c) {
 			continue
 		}
-		out := str(c.Feedback, health.ProgressingReason) == reasonProgressDeadlineExceeded
+		out := c.Feedback.Text(health.ProgressingReason) == reasonProgressDeadlineExceeded
 		if out {
 			timedOut = append(timedOut, c.Cluster)
 		}
-		if str(c.Feedback, health.ReplicaFailure) == string(corev1.ConditionTrue) {
-			msg := str(c.Feedback, health.ReplicaFailureMessage)
+		if c.Feedback.Text(health.ReplicaFailure) == string(corev1.ConditionTrue) {
+			msg := c.Feedback.Text(health.ReplicaFailureMessage)
 			if msg == "" {
 				msg = "cannot create pods"
 			}
@@ -424,8 +424,8 @@ func (v view) replicaSet() *appsv1.ReplicaSetStatus {
 	}
 	var failures []string
 	for _, c := range v.clusters {
-		if current(c) && str(c.Feedback, health.ReplicaFailure) == string(corev1.ConditionTrue) {
-			failures = append(failures, "cluster "+c.Cluster+": "+str(c.Feedback, health.ReplicaFailureMessage))
+		if current(c) && c.Feedback.Text(health.ReplicaFailure) == string(corev1.ConditionTrue) {
+			failures = append(failures, "cluster "+c.Cluster+": "+c.Feedback.Text(health.ReplicaFailureMessage))
 		}
 	}
 	if len(failures) > 0 {
@@ -447,13 +447,13 @@ func (v view) daemonSet() *appsv1.DaemonSetStatus {
 	var desired, ready, available, updated int64
 	allCurrent := true
 	for _, c := range v.clusters {
-		d := count(c.Feedback, health.DesiredNumberScheduled)
-		r := min(count(c.Feedback, health.NumberReady), d)
+		d := c.Feedback.Count(health.DesiredNumberScheduled)
+		r := min(c.Feedback.Count(health.NumberReady), d)
 		desired += d
 		ready += r
-		available += min(count(c.Feedback, health.NumberAvailable), r)
+		available += min(c.Feedback.Count(health.NumberAvailable), r)
 		if current(c) {
-			updated += min(count(c.Feedback, health.UpdatedNumberScheduled), d)
+			updated += min(c.Feedback.Count(health.UpdatedNumberScheduled), d)
 		} else {
 			allCurrent = false
 		}
@@ -472,27 +472,6 @@ func (v view) daemonSet() *appsv1.DaemonSetStatus {
 
 func int32Of(n int64) int32 {
 	return int32(min(max(n, 0), math.MaxInt32))
-}
-
-func integer(f health.Feedback, name string) (int64, bool) {
-	v, ok := f[name]
-	if !ok || v.Integer == nil {
-		return 0, false
-	}
-	return *v.Integer, true
-}
-
-// count is a count of the object's status, 0 when the agent reports none.
-func count(f health.Feedback, name string) int64 {
-	n, _ := integer(f, name)
-	return n
-}
-
-func str(f health.Feedback, name string) string {
-	if v, ok := f[name]; ok && v.String != nil {
-		return *v.String
-	}
-	return ""
 }
 
 // pluralClusters is "1 cluster", "2 clusters".

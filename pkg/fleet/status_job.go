@@ -24,12 +24,12 @@ func (v view) job() *batchv1.JobStatus {
 	var failedOn []string
 	anyApplied := false
 	for _, c := range v.clusters {
-		active += count(c.Feedback, health.Active)
-		succeeded += count(c.Feedback, health.Succeeded)
-		failed += count(c.Feedback, health.Failed)
+		active += c.Feedback.Count(health.Active)
+		succeeded += c.Feedback.Count(health.Succeeded)
+		failed += c.Feedback.Count(health.Failed)
 		anyApplied = anyApplied || c.Applied
-		done := str(c.Feedback, health.Complete) == string(corev1.ConditionTrue)
-		lost := str(c.Feedback, health.FailedCondition) == string(corev1.ConditionTrue)
+		done := c.Feedback.Text(health.Complete) == string(corev1.ConditionTrue)
+		lost := c.Feedback.Text(health.FailedCondition) == string(corev1.ConditionTrue)
 		if lost {
 			failedOn = append(failedOn, c.Cluster)
 		}

@@ -536,8 +536,8 @@ func TestDaemonSetStatus(t *testing.T) {
 			if r.IntN(5) == 0 {
 				rep = unobserved(rep)
 			}
-			all = all && current(rep) && count(rep.Feedback, health.UpdatedNumberScheduled) >= int64(desired) &&
-				count(rep.Feedback, health.NumberAvailable) >= int64(desired)
+			all = all && current(rep) && rep.Feedback.Count(health.UpdatedNumberScheduled) >= int64(desired) &&
+				rep.Feedback.Count(health.NumberAvailable) >= int64(desired)
 			clusters = append(clusters, rep)
 		}
 		status, _ := Status(ds, clusters, t0)

@@ -115,14 +115,15 @@ func own(values []workv1.FeedbackValue) Feedback {
 	return out
 }
 
-// count is a count of the object's status, 0 when the agent reports none: Kubernetes omits zero counts from
+// Count is a count of the object's status, 0 when the agent reports none: Kubernetes omits zero counts from
 // status, and the agent reports no value for a path that finds nothing.
-func (f Feedback) count(name string) int64 {
-	n, _ := f.integer(name)
+func (f Feedback) Count(name string) int64 {
+	n, _ := f.Integer(name)
 	return n
 }
 
-func (f Feedback) integer(name string) (int64, bool) {
+// Integer is the integer value named name, and whether the agent reports one.
+func (f Feedback) Integer(name string) (int64, bool) {
 	v, ok := f[name]
 	if !ok || v.Integer == nil {
 		return 0, false
@@ -130,7 +131,8 @@ func (f Feedback) integer(name string) (int64, bool) {
 	return *v.Integer, true
 }
 
-func (f Feedback) str(name string) string {
+// Text is the string value named name, "" when the agent reports none.
+func (f Feedback) Text(name string) string {
 	if v, ok := f[name]; ok && v.String != nil {
 		return *v.String
 	}
@@ -264,7 +266,7 @@ func (in ManifestInput) interpreted(f Feedback) bool {
 		return Interpreted(in.Manifest)
 	}
 	if in.Manifest.GVK.GroupKind() == (schema.GroupKind{Kind: "Service"}) {
-		return f.str(ServiceType) == "LoadBalancer"
+		return f.Text(ServiceType) == "LoadBalancer"
 	}
 	_, ok := rules[in.Manifest.GVK.GroupKind()]
 	return ok
@@ -278,7 +280,7 @@ func (in ManifestInput) wantReplicas(f Feedback) (want int64, ok bool) {
 	case in.Replicas != nil:
 		return *in.Replicas, true
 	case in.FromWork:
-		return f.integer(SpecReplicas)
+		return f.Integer(SpecReplicas)
 	}
 	return desiredReplicas(in.Manifest), true
 }
@@ -301,7 +303,7 @@ func interpret(id string, in ManifestInput, f Feedback) Verdict {
 	case "PersistentVolumeClaim":
 		return claim(id, f)
 	case "Service", "Ingress":
-		if f.str(IngressIP) == "" && f.str(IngressHostname) == "" {
+		if f.Text(IngressIP) == "" && f.Text(IngressHostname) == "" {
 			return progressing(ReasonNoLoadBalancerIngress, "%s: the load balancer has no ingress yet", id)
 		}
 		return healthy()
@@ -317,8 +319,8 @@ func interpret(id string, in ManifestInput, f Feedback) Verdict {
 
 // observed reports whether the controller on the cluster has seen the object's current generation.
 func observed(id string, f Feedback) (Verdict, bool) {
-	gen, ok1 := f.integer(Generation)
-	obs, ok2 := f.integer(ObservedGeneration)
+	gen, ok1 := f.Integer(Generation)
+	obs, ok2 := f.Integer(ObservedGeneration)
 	if !ok1 || !ok2 {
 		return progressing(ReasonWaitingForFeedback, "%s: waiting for status feedback", id), false
 	}
@@ -329,13 +331,13 @@ func observed(id string, f Feedback) (Verdict, bool) {
 }
 
 func replicated(id string, m template.Manifest, want int64, f Feedback) Verdict {
-	if m.GVK.Kind == "Deployment" && f.str(ProgressingReason) == "ProgressDeadlineExceeded" {
+	if m.GVK.Kind == "Deployment" && f.Text(ProgressingReason) == "ProgressDeadlineExceeded" {
 		return degraded(ReasonProgressDeadlineExceeded, "%s: progress deadline exceeded", id)
 	}
 	// A Deployment copies its new ReplicaSet's ReplicaFailure condition: pods refused by a quota, PodSecurity
 	// or a missing ServiceAccount.
-	if (m.GVK.Kind == "Deployment" || m.GVK.Kind == "ReplicaSet") && f.str(ReplicaFailure) == "True" {
-		if msg := f.str(ReplicaFailureMessage); msg != "" {
+	if (m.GVK.Kind == "Deployment" || m.GVK.Kind == "ReplicaSet") && f.Text(ReplicaFailure) == "True" {
+		if msg := f.Text(ReplicaFailureMessage); msg != "" {
 			return degraded(ReasonReplicaFailure, "%s: replica failure: %s", id, msg)
 		}
 		return degraded(ReasonReplicaFailure, "%s: replica failure", id)
@@ -343,8 +345,8 @@ func replicated(id string, m template.Manifest, want int64, f Feedback) Verdict 
 	if v, ok := observed(id, f); !ok {
 		return v
 	}
-	ready, available, replicas := f.count(ReadyReplicas), f.count(AvailableReplicas), f.count(Replicas)
-	updated := f.count(UpdatedReplicas)
+	ready, available, replicas := f.Count(ReadyReplicas), f.Count(AvailableReplicas), f.Count(Replicas)
+	updated := f.Count(UpdatedReplicas)
 	if m.GVK.Kind == "ReplicaSet" { // a ReplicaSet has no updatedReplicas: all of its pods are of its template
 		updated = replicas
 	}
@@ -364,11 +366,11 @@ func daemonSet(id string, f Feedback) Verdict {
 		return v
 	}
 	// desiredNumberScheduled is always in a DaemonSet's status (not omitempty): without it there is no status yet.
-	desired, ok := f.integer(DesiredNumberScheduled)
+	desired, ok := f.Integer(DesiredNumberScheduled)
 	if !ok {
 		return progressing(ReasonWaitingForFeedback, "%s: waiting for status feedback", id)
 	}
-	updated, available := f.count(UpdatedNumberScheduled), f.count(NumberAvailable)
+	updated, available := f.Count(UpdatedNumberScheduled), f.Count(NumberAvailable)
 	if updated < desired || available < desired {
 		return progressing(ReasonRolloutInProgress, "%s: %d of %d pods updated and %d available", id, updated, desired, available)
 	}
@@ -376,22 +378,22 @@ func daemonSet(id string, f Feedback) Verdict {
 }
 
 func job(id string, f Feedback) Verdict {
-	if f.str(FailedCondition) == "True" {
-		v := degraded(ReasonJobFailed, "%s: failed (%d failed pods)", id, f.count(Failed))
+	if f.Text(FailedCondition) == "True" {
+		v := degraded(ReasonJobFailed, "%s: failed (%d failed pods)", id, f.Count(Failed))
 		v.Finished = true
 		return v
 	}
-	if f.str(Complete) == "True" {
+	if f.Text(Complete) == "True" {
 		return Verdict{State: Healthy, Finished: true}
 	}
 	if len(f) == 0 {
 		return progressing(ReasonWaitingForFeedback, "%s: waiting for status feedback", id)
 	}
-	return progressing(ReasonJobRunning, "%s: running (%d active, %d succeeded)", id, f.count(Active), f.count(Succeeded))
+	return progressing(ReasonJobRunning, "%s: running (%d active, %d succeeded)", id, f.Count(Active), f.Count(Succeeded))
 }
 
 func pod(id string, f Feedback) Verdict {
-	switch f.str(Phase) {
+	switch f.Text(Phase) {
 	case "Failed":
 		v := degraded(ReasonPodFailed, "%s: the pod failed", id)
 		v.Finished = true
@@ -399,13 +401,13 @@ func pod(id string, f Feedback) Verdict {
 	case "Succeeded":
 		return Verdict{State: Healthy, Finished: true}
 	case "Running":
-		if f.str(Ready) == "True" {
+		if f.Text(Ready) == "True" {
 			return healthy()
 		}
 	case "":
 		return progressing(ReasonWaitingForFeedback, "%s: waiting for status feedback", id)
 	}
-	return progressing(ReasonPodNotReady, "%s: the pod is %s and not ready", id, f.str(Phase))
+	return progressing(ReasonPodNotReady, "%s: the pod is %s and not ready", id, f.Text(Phase))
 }
 
 // autoscaler judges a HorizontalPodAutoscaler by its conditions, as its controller sets them: one that cannot
@@ -413,18 +415,18 @@ func pod(id string, f Feedback) Verdict {
 // disabled (a target scaled to zero on purpose) is healthy.
 func autoscaler(id string, f Feedback) Verdict {
 	switch {
-	case f.str(AbleToScale) == "" && f.str(ScalingActive) == "":
+	case f.Text(AbleToScale) == "" && f.Text(ScalingActive) == "":
 		return progressing(ReasonWaitingForFeedback, "%s: waiting for status feedback", id)
-	case f.str(AbleToScale) == "False":
-		return degraded(ReasonAutoscalerCannotScale, "%s: cannot scale: %s", id, f.str(AbleToScaleMessage))
-	case f.str(ScalingActive) == "False" && f.str(ScalingActiveReason) != "ScalingDisabled":
-		return degraded(ReasonAutoscalerInactive, "%s: %s: %s", id, f.str(ScalingActiveReason), f.str(ScalingActiveMessage))
+	case f.Text(AbleToScale) == "False":
+		return degraded(ReasonAutoscalerCannotScale, "%s: cannot scale: %s", id, f.Text(AbleToScaleMessage))
+	case f.Text(ScalingActive) == "False" && f.Text(ScalingActiveReason) != "ScalingDisabled":
+		return degraded(ReasonAutoscalerInactive, "%s: %s: %s", id, f.Text(ScalingActiveReason), f.Text(ScalingActiveMessage))
 	}
 	return healthy()
 }
 
 func claim(id string, f Feedback) Verdict {
-	switch f.str(Phase) {
+	switch f.Text(Phase) {
 	case "Bound":
 		return healthy()
 	case "Lost":
@@ -432,5 +434,5 @@ func claim(id string, f Feedback) Verdict {
 	case "":
 		return progressing(ReasonWaitingForFeedback, "%s: waiting for status feedback", id)
 	}
-	return progressing(ReasonClaimPending, "%s: the claim is %s", id, f.str(Phase))
+	return progressing(ReasonClaimPending, "%s: the claim is %s", id, f.Text(Phase))
 }

@@ -30,7 +30,7 @@ func (s stubKind) Health(_ ManifestInput, f Feedback) (Verdict, bool) {
 		return Verdict{}, false
 	}
 	v := *s.verdict
-	v.Message = f.str("phase")
+	v.Message = f.Text("phase")
 	return v, true
 }
 

@@ -1,6 +1,6 @@
 // Package fleet is the transparent mode's controller (issue #22): it watches the namespaces of a fleet API
 // server and their objects of a fixed list of built-in kinds, writes each opted-in namespace's objects as the
-// PlacementManifestWork pkg/fleet translates them to (named fleet.GeneratedName, in the hub namespace of the
+// PlacementManifestWork pkg/fleet translates them to (named workv1alpha1.FleetGeneratedName, in the hub namespace of the
 // same name), and writes each object's status on the fleet API server from its clusters' ManifestWorks.
 //
 // A reconcile is one fleet namespace: gather (the fleet namespace, its objects, the hub namespace, the
@@ -50,7 +50,7 @@ const (
 	// EventInvalidOptIn (Warning, on the fleet namespace): its opt-in label or annotations do not parse.
 	EventInvalidOptIn = "InvalidOptIn"
 	// EventNotGenerated (Warning, on the fleet namespace): the hub namespace holds a PlacementManifestWork or
-	// Placement named fleet.GeneratedName that the controller did not generate; it is left alone.
+	// Placement named workv1alpha1.FleetGeneratedName that the controller did not generate; it is left alone.
 	EventNotGenerated = "NotGenerated"
 	// EventTranslateFailed (Warning, on the fleet namespace): the namespace's objects cannot be translated.
 	EventTranslateFailed = "TranslateFailed"
@@ -150,7 +150,7 @@ func byNamespace(_ context.Context, o client.Object) []reconcile.Request {
 }
 
 func byGeneratedName(_ context.Context, o client.Object) []reconcile.Request {
-	if o.GetName() != fleet.GeneratedName {
+	if o.GetName() != workv1alpha1.FleetGeneratedName {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.GetNamespace()}}}
@@ -159,7 +159,7 @@ func byGeneratedName(_ context.Context, o client.Object) []reconcile.Request {
 // byOwner maps a ManifestWork to the namespace of its PlacementManifestWork, when that is a generated one.
 func byOwner(_ context.Context, o client.Object) []reconcile.Request {
 	ns, name, ok := strings.Cut(o.GetAnnotations()[workv1alpha1.AnnotationOwner], "/")
-	if !ok || name != fleet.GeneratedName {
+	if !ok || name != workv1alpha1.FleetGeneratedName {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: ns}}}
@@ -173,9 +173,9 @@ type inputs struct {
 	objects []*unstructured.Unstructured
 	// hubNamespace tells whether the hub has the namespace.
 	hubNamespace bool
-	// pmw is the hub's PlacementManifestWork named fleet.GeneratedName; nil when there is none.
+	// pmw is the hub's PlacementManifestWork named workv1alpha1.FleetGeneratedName; nil when there is none.
 	pmw *workv1alpha1.PlacementManifestWork
-	// placement is the hub's Placement named fleet.GeneratedName; nil when there is none.
+	// placement is the hub's Placement named workv1alpha1.FleetGeneratedName; nil when there is none.
 	placement *clusterv1beta1.Placement
 }
 
@@ -213,10 +213,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	var nsEvents []fleet.Event
-	if in.pmw != nil && in.pmw.Labels[fleet.LabelGenerated] != "true" {
+	if in.pmw != nil && in.pmw.Labels[workv1alpha1.LabelFleetGenerated] != "true" {
 		nsEvents = append(nsEvents, notGenerated("PlacementManifestWork", name))
 	}
-	if opt.Generated != nil && in.placement != nil && in.placement.Labels[fleet.LabelGenerated] != "true" {
+	if opt.Generated != nil && in.placement != nil && in.placement.Labels[workv1alpha1.LabelFleetGenerated] != "true" {
 		nsEvents = append(nsEvents, notGenerated("Placement", name))
 	}
 	r.record(in.ns, nsKey, nsEvents)
@@ -236,7 +236,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 func notGenerated(kind, ns string) fleet.Event {
 	return fleet.Event{Type: corev1.EventTypeWarning, Reason: EventNotGenerated, Message: fmt.Sprintf(
-		"the hub's %s %s/%s is not labelled %s=true: it is someone else's and is left alone; rename or remove it", kind, ns, fleet.GeneratedName, fleet.LabelGenerated)}
+		"the hub's %s %s/%s is not labelled %s=true: it is someone else's and is left alone; rename or remove it", kind, ns, workv1alpha1.FleetGeneratedName, workv1alpha1.LabelFleetGenerated)}
 }
 
 // gather reads the fleet namespace, its objects and the hub's generated objects.
@@ -274,7 +274,7 @@ func (r *Reconciler) gather(ctx context.Context, name string) (inputs, error) {
 		return in, fmt.Errorf("hub namespace %s: %w", name, err)
 	}
 	in.hubNamespace = true
-	key := client.ObjectKey{Namespace: name, Name: fleet.GeneratedName}
+	key := client.ObjectKey{Namespace: name, Name: workv1alpha1.FleetGeneratedName}
 	pmw := &workv1alpha1.PlacementManifestWork{}
 	switch err := r.Hub.Get(ctx, key, pmw); {
 	case apierrors.IsNotFound(err):
@@ -298,13 +298,13 @@ func (r *Reconciler) gather(ctx context.Context, name string) (inputs, error) {
 // PlacementManifestWork (whose finalizer, run by the manager, removes its works from the clusters) and the
 // generated Placement. What is not labelled as generated is never removed.
 func (r *Reconciler) optOut(ctx context.Context, in inputs) error {
-	if in.pmw != nil && in.pmw.Labels[fleet.LabelGenerated] == "true" && in.pmw.DeletionTimestamp == nil {
+	if in.pmw != nil && in.pmw.Labels[workv1alpha1.LabelFleetGenerated] == "true" && in.pmw.DeletionTimestamp == nil {
 		if err := client.IgnoreNotFound(r.Hub.Delete(ctx, in.pmw)); err != nil {
 			return fmt.Errorf("delete the generated PlacementManifestWork: %w", err)
 		}
 		ctrl.LoggerFrom(ctx).Info("Deleted the generated PlacementManifestWork: the namespace is no longer opted in")
 	}
-	if in.placement != nil && in.placement.Labels[fleet.LabelGenerated] == "true" && in.placement.DeletionTimestamp == nil {
+	if in.placement != nil && in.placement.Labels[workv1alpha1.LabelFleetGenerated] == "true" && in.placement.DeletionTimestamp == nil {
 		if err := client.IgnoreNotFound(r.Hub.Delete(ctx, in.placement)); err != nil {
 			return fmt.Errorf("delete the generated Placement: %w", err)
 		}
@@ -316,15 +316,15 @@ func (r *Reconciler) optOut(ctx context.Context, in inputs) error {
 // one the namespace no longer asks for.
 func (r *Reconciler) applyPlacement(ctx context.Context, ns string, opt fleet.OptInSpec, cur *clusterv1beta1.Placement) error {
 	if opt.Generated == nil {
-		if cur != nil && cur.Labels[fleet.LabelGenerated] == "true" && cur.DeletionTimestamp == nil {
+		if cur != nil && cur.Labels[workv1alpha1.LabelFleetGenerated] == "true" && cur.DeletionTimestamp == nil {
 			return client.IgnoreNotFound(r.Hub.Delete(ctx, cur))
 		}
 		return nil
 	}
 	p := &clusterv1beta1.Placement{Spec: *opt.Generated}
 	p.SetGroupVersionKind(schema.GroupVersionKind{Group: clusterv1beta1.GroupName, Version: "v1beta1", Kind: "Placement"})
-	p.Name, p.Namespace = fleet.GeneratedName, ns
-	p.Labels = map[string]string{fleet.LabelGenerated: "true"}
+	p.Name, p.Namespace = workv1alpha1.FleetGeneratedName, ns
+	p.Labels = map[string]string{workv1alpha1.LabelFleetGenerated: "true"}
 	return r.apply(ctx, p)
 }
 
@@ -333,8 +333,8 @@ func (r *Reconciler) applyPlacement(ctx context.Context, ns string, opt fleet.Op
 func (r *Reconciler) applyPMW(ctx context.Context, ns string, spec workv1alpha1.PlacementManifestWorkSpec) (*workv1alpha1.PlacementManifestWork, error) {
 	pmw := &workv1alpha1.PlacementManifestWork{Spec: spec}
 	pmw.SetGroupVersionKind(workv1alpha1.GroupVersion.WithKind("PlacementManifestWork"))
-	pmw.Name, pmw.Namespace = fleet.GeneratedName, ns
-	pmw.Labels = map[string]string{fleet.LabelGenerated: "true"}
+	pmw.Name, pmw.Namespace = workv1alpha1.FleetGeneratedName, ns
+	pmw.Labels = map[string]string{workv1alpha1.LabelFleetGenerated: "true"}
 	if err := r.apply(ctx, pmw); err != nil {
 		return nil, err
 	}

@@ -3,13 +3,13 @@
 // stores are templates, not pods) runs on the clusters of an OCM hub, and its status on the fleet API server
 // is written from theirs. It has no client and no clock; the controller that watches both API servers calls it:
 //
-//   - OptIn reads a fleet namespace's opt-in: a Placement it names (LabelPlacement) or a label selector of
-//     clusters (AnnotationClusterSelector) from which a Placement spec is generated. Changing that one
+//   - OptIn reads a fleet namespace's opt-in: a Placement it names (workv1alpha1.LabelFleetPlacement) or a label selector of
+//     clusters (workv1alpha1.AnnotationFleetClusterSelector) from which a Placement spec is generated. Changing that one
 //     attribute moves the namespace's workloads; the PlacementManifestWork's move strategy makes it
 //     make-before-break.
 //   - Translate turns the namespace's objects into one PlacementManifestWork's manifests and distribution:
 //     workload kinds with replicas are split (the user asked for 6 replicas, the fleet runs 6), everything else
-//     is replicated, AnnotationDistribution chooses otherwise. Objects that cannot work unchanged on the
+//     is replicated, workv1alpha1.AnnotationFleetDistribution chooses otherwise. Objects that cannot work unchanged on the
 //     clusters are left out and reported (Unsupported), never silently.
 //   - Status computes each object's .status on the fleet API server from its clusters' reports, as
 //     Kubernetes' own controllers shape it, so that kubectl rollout status, kubectl wait

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,12 +28,12 @@ func TestOptIn(t *testing.T) {
 			labels: map[string]string{"team": "shop"},
 		},
 		"a Placement named by the label": {
-			labels: map[string]string{LabelPlacement: "eu-prod"},
+			labels: map[string]string{workv1alpha1.LabelFleetPlacement: "eu-prod"},
 			want:   OptInSpec{Placement: "eu-prod"},
 		},
 		"a cluster selector generates a Placement": {
-			annotations: map[string]string{AnnotationClusterSelector: "env=prod,region in (eu-1,eu-2),!canary"},
-			want: OptInSpec{Placement: GeneratedName, Generated: selected(metav1.LabelSelector{
+			annotations: map[string]string{workv1alpha1.AnnotationFleetClusterSelector: "env=prod,region in (eu-1,eu-2),!canary"},
+			want: OptInSpec{Placement: workv1alpha1.FleetGeneratedName, Generated: selected(metav1.LabelSelector{
 				MatchLabels: map[string]string{"env": "prod"},
 				MatchExpressions: []metav1.LabelSelectorRequirement{
 					{Key: "canary", Operator: metav1.LabelSelectorOpDoesNotExist},
@@ -40,38 +42,38 @@ func TestOptIn(t *testing.T) {
 			}, nil)},
 		},
 		"with a number of clusters": {
-			annotations: map[string]string{AnnotationClusterSelector: "env=prod", AnnotationNumberOfClusters: "2"},
-			want: OptInSpec{Placement: GeneratedName, Generated: selected(metav1.LabelSelector{
+			annotations: map[string]string{workv1alpha1.AnnotationFleetClusterSelector: "env=prod", workv1alpha1.AnnotationFleetNumberOfClusters: "2"},
+			want: OptInSpec{Placement: workv1alpha1.FleetGeneratedName, Generated: selected(metav1.LabelSelector{
 				MatchLabels: map[string]string{"env": "prod"}}, ptr.To[int32](2))},
 		},
 		"an empty selector selects every cluster of the bound sets": {
-			annotations: map[string]string{AnnotationClusterSelector: ""},
-			want:        OptInSpec{Placement: GeneratedName, Generated: selected(metav1.LabelSelector{}, nil)},
+			annotations: map[string]string{workv1alpha1.AnnotationFleetClusterSelector: ""},
+			want:        OptInSpec{Placement: workv1alpha1.FleetGeneratedName, Generated: selected(metav1.LabelSelector{}, nil)},
 		},
 		"both: an error": {
-			labels:      map[string]string{LabelPlacement: "eu-prod"},
-			annotations: map[string]string{AnnotationClusterSelector: "env=prod"},
+			labels:      map[string]string{workv1alpha1.LabelFleetPlacement: "eu-prod"},
+			annotations: map[string]string{workv1alpha1.AnnotationFleetClusterSelector: "env=prod"},
 			wantErr:     `namespace "shop" has both the fleet.open-cluster-management.io/placement label and the fleet.open-cluster-management.io/cluster-selector annotation`,
 		},
 		"a selector that does not parse": {
-			annotations: map[string]string{AnnotationClusterSelector: "env in prod"},
+			annotations: map[string]string{workv1alpha1.AnnotationFleetClusterSelector: "env in prod"},
 			wantErr:     `the fleet.open-cluster-management.io/cluster-selector annotation "env in prod" is not a label selector`,
 		},
 		"an empty Placement name": {
-			labels:  map[string]string{LabelPlacement: ""},
+			labels:  map[string]string{workv1alpha1.LabelFleetPlacement: ""},
 			wantErr: `the fleet.open-cluster-management.io/placement label is "", not the name of a Placement`,
 		},
 		"a Placement name no API server takes": {
-			labels:  map[string]string{LabelPlacement: "EU_prod"},
+			labels:  map[string]string{workv1alpha1.LabelFleetPlacement: "EU_prod"},
 			wantErr: `the fleet.open-cluster-management.io/placement label is "EU_prod", not the name of a Placement`,
 		},
 		"a number of clusters without a selector": {
-			labels:      map[string]string{LabelPlacement: "eu-prod"},
-			annotations: map[string]string{AnnotationNumberOfClusters: "2"},
+			labels:      map[string]string{workv1alpha1.LabelFleetPlacement: "eu-prod"},
+			annotations: map[string]string{workv1alpha1.AnnotationFleetNumberOfClusters: "2"},
 			wantErr:     "the fleet.open-cluster-management.io/number-of-clusters annotation only applies with",
 		},
 		"a number of clusters that is not one": {
-			annotations: map[string]string{AnnotationClusterSelector: "env=prod", AnnotationNumberOfClusters: "-1"},
+			annotations: map[string]string{workv1alpha1.AnnotationFleetClusterSelector: "env=prod", workv1alpha1.AnnotationFleetNumberOfClusters: "-1"},
 			wantErr:     `the fleet.open-cluster-management.io/number-of-clusters annotation "-1" is not a number of clusters`,
 		},
 	}

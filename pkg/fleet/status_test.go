@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 )
 
@@ -159,14 +160,14 @@ func TestDeploymentStatus(t *testing.T) {
 			wantEvents: []Event{{Type: corev1.EventTypeWarning, Reason: EventClusterDegraded, Message: "cluster eu-2: 0 of 3 ready: replica failure"}},
 		},
 		"replicated: spec.replicas is per cluster, so observedGeneration waits for every cluster": {
-			obj:      annotated(web("spec.replicas", 3), AnnotationDistribution, "Replicate"),
+			obj:      annotated(web("spec.replicas", 3), workv1alpha1.AnnotationFleetDistribution, "Replicate"),
 			clusters: []ClusterReport{replicasReport("eu-1", 3, 3, 3, 3, 3), replicasReport("eu-2", 3, 0, 0, 0, 0)},
 			want: appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3, AvailableReplicas: 3,
 				UnavailableReplicas: 3, Conditions: []appsv1.DeploymentCondition{unavailable, progressing(3, 3, 2, 2)}},
 			wantEvents: []Event{{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 0 of 3 ready"}},
 		},
 		"replicated and rolled out everywhere: the fleet runs spec.replicas per cluster": {
-			obj:      annotated(web("spec.replicas", 3), AnnotationDistribution, "Replicate"),
+			obj:      annotated(web("spec.replicas", 3), workv1alpha1.AnnotationFleetDistribution, "Replicate"),
 			clusters: []ClusterReport{replicasReport("eu-1", 3, 3, 3, 3, 3), replicasReport("eu-2", 3, 3, 3, 3, 3)},
 			want: appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 6, UpdatedReplicas: 6, ReadyReplicas: 6, AvailableReplicas: 6,
 				Conditions: []appsv1.DeploymentCondition{available, progressed(2)}},
@@ -292,7 +293,7 @@ func TestRolloutStatusExactly(t *testing.T) {
 		split := r.IntN(3) > 0
 		o := web("spec.replicas", d)
 		if !split {
-			o = annotated(o, AnnotationDistribution, "Replicate")
+			o = annotated(o, workv1alpha1.AnnotationFleetDistribution, "Replicate")
 		}
 		var clusters []ClusterReport
 		all, timedOut := true, false
@@ -429,7 +430,7 @@ func TestStatefulSetRolloutStatusExactly(t *testing.T) {
 		split := r.IntN(3) > 0
 		o := sts("spec.replicas", d)
 		if !split {
-			o = annotated(o, AnnotationDistribution, "Replicate")
+			o = annotated(o, workv1alpha1.AnnotationFleetDistribution, "Replicate")
 		}
 		var clusters []ClusterReport
 		all := n > 0 || d == 0

@@ -50,7 +50,7 @@ type Options struct {
 	// of such a kind annotated Split divides the fields its interpreter names. Nil: the built-in kinds only
 	// (and .spec.replicas for every other kind).
 	Interpreters *health.Interpreters
-	// IncludeNamespace puts a Namespace manifest of the namespace (labelled LabelGenerated) first, so the work
+	// IncludeNamespace puts a Namespace manifest of the namespace (labelled workv1alpha1.LabelFleetGenerated) first, so the work
 	// agent creates the namespace on the clusters, and orphans it when the PlacementManifestWork or the
 	// manifest goes: what else runs in that namespace on a cluster is not the fleet's to remove.
 	IncludeNamespace bool
@@ -98,13 +98,13 @@ func (t Translation) Spec(placement string) workv1alpha1.PlacementManifestWorkSp
 //   - each object is cleaned of what the fleet API server, kubectl and the fleet set and that means nothing,
 //     or conflicts, on a cluster: metadata.uid, resourceVersion, generation, creationTimestamp, managedFields,
 //     selfLink, deletionTimestamp, deletionGracePeriodSeconds, ownerReferences, finalizers, generateName beside
-//     a name, kubectl's last-applied-configuration and the fleet's own (Prefix) annotations, and status; a
+//     a name, kubectl's last-applied-configuration and the fleet's own (workv1alpha1.FleetPrefix) annotations, and status; a
 //     Service's addresses and ports that the fleet API server allocated (clusterIP and clusterIPs unless
 //     headless, nodePorts, healthCheckNodePort), which each cluster allocates from its own ranges; a Job's
 //     generated selector and the labels that go with it, which each cluster's API server generates from its
 //     own uid (and refuses when given). Labels and other annotations stay; the namespace is set.
 //   - Deployments, StatefulSets and ReplicaSets are split (Balance over .spec.replicas, 1 when unset, as the
-//     API server defaults it), everything else is replicated; AnnotationDistribution chooses otherwise. Split
+//     API server defaults it), everything else is replicated; workv1alpha1.AnnotationFleetDistribution chooses otherwise. Split
 //     on an object without an integer replica field (the kind interpreter's fields, else .spec.replicas) is
 //     ReasonInvalidDistribution for that object.
 //   - objects with ownerReferences, of an unsupported or cluster-scoped kind, or of another namespace are left
@@ -189,7 +189,7 @@ func Translate(namespace string, objects []*unstructured.Unstructured, opts Opti
 	}
 	if len(out.DistributionStrategy) > maxStrategies {
 		return Translation{}, fmt.Errorf("namespace %q has %d objects to split, more than the %d a PlacementManifestWork takes; "+
-			"annotate some %s: Replicate, or move some to another namespace", namespace, len(out.DistributionStrategy), maxStrategies, AnnotationDistribution)
+			"annotate some %s: Replicate, or move some to another namespace", namespace, len(out.DistributionStrategy), maxStrategies, workv1alpha1.AnnotationFleetDistribution)
 	}
 	return out, nil
 }
@@ -230,11 +230,11 @@ func leftOut(o *unstructured.Unstructured, namespace string) (Reason, string) {
 	return "", ""
 }
 
-// wantSplit says whether o is split, from AnnotationDistribution or else its kind. An error says why the
+// wantSplit says whether o is split, from workv1alpha1.AnnotationFleetDistribution or else its kind. An error says why the
 // annotation cannot be honoured.
 func wantSplit(o *unstructured.Unstructured, kinds *health.Interpreters) (bool, error) {
 	gvk := o.GroupVersionKind()
-	v, ok := o.GetAnnotations()[AnnotationDistribution]
+	v, ok := o.GetAnnotations()[workv1alpha1.AnnotationFleetDistribution]
 	if !ok {
 		return splitKinds[gvk.GroupKind()], nil
 	}
@@ -243,7 +243,7 @@ func wantSplit(o *unstructured.Unstructured, kinds *health.Interpreters) (bool, 
 		return false, nil
 	case workv1alpha1.DistributionSplit:
 	default:
-		return false, fmt.Errorf("%s is %q: use %s or %s", AnnotationDistribution, v, workv1alpha1.DistributionReplicate, workv1alpha1.DistributionSplit)
+		return false, fmt.Errorf("%s is %q: use %s or %s", workv1alpha1.AnnotationFleetDistribution, v, workv1alpha1.DistributionReplicate, workv1alpha1.DistributionSplit)
 	}
 	if splitKinds[gvk.GroupKind()] {
 		return true, nil // .spec.replicas, defaulted to 1 when unset
@@ -258,7 +258,7 @@ func wantSplit(o *unstructured.Unstructured, kinds *health.Interpreters) (bool, 
 	for _, p := range paths {
 		if _, err := template.IntField(o, p); err != nil {
 			return false, fmt.Errorf("%s is %s, but a %s has no replica field to divide (%v); set the field to the total, "+
-				"or annotate it %s", AnnotationDistribution, v, gvk.Kind, err, workv1alpha1.DistributionReplicate)
+				"or annotate it %s", workv1alpha1.AnnotationFleetDistribution, v, gvk.Kind, err, workv1alpha1.DistributionReplicate)
 		}
 	}
 	return true, nil
@@ -279,7 +279,7 @@ func clean(o *unstructured.Unstructured) {
 	}
 	if a := o.GetAnnotations(); a != nil {
 		for k := range a {
-			if k == annotationLastApplied || strings.HasPrefix(k, Prefix) {
+			if k == annotationLastApplied || strings.HasPrefix(k, workv1alpha1.FleetPrefix) {
 				delete(a, k)
 			}
 		}
@@ -327,7 +327,7 @@ func namespaceManifest(namespace string) workv1.Manifest {
 	raw, _ := json.Marshal(map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Namespace",
-		"metadata":   map[string]any{"name": namespace, "labels": map[string]any{LabelGenerated: "true"}},
+		"metadata":   map[string]any{"name": namespace, "labels": map[string]any{workv1alpha1.LabelFleetGenerated: "true"}},
 	})
 	return workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}}
 }

@@ -110,7 +110,7 @@ func TestTranslate(t *testing.T) {
 				"metadata.finalizers", []any{"fleet.open-cluster-management.io/cleanup"},
 				"metadata.labels", map[string]any{"app": "web"},
 				"spec.replicas", 6, "status.replicas", 6),
-				annotationLastApplied, `{"kind":"Deployment"}`, AnnotationDistribution, "Split", "team", "shop")},
+				annotationLastApplied, `{"kind":"Deployment"}`, workv1alpha1.AnnotationFleetDistribution, "Split", "team", "shop")},
 			wantManifests: []map[string]any{{
 				"apiVersion": "apps/v1", "kind": "Deployment",
 				"metadata": map[string]any{"name": "web", "namespace": "shop", "labels": map[string]any{"app": "web"},
@@ -145,9 +145,9 @@ func TestTranslate(t *testing.T) {
 		},
 		"the annotation replicates a Deployment and splits a Job and a kind an interpreter knows": {
 			objects: []*unstructured.Unstructured{
-				annotated(deployment("web", "spec.replicas", 2), AnnotationDistribution, "Replicate"),
-				annotated(obj("batch/v1", "Job", "migrate", "spec.parallelism", 4), AnnotationDistribution, "Split"),
-				annotated(obj("example.io/v1", "Widget", "w", "spec.size", 3), AnnotationDistribution, "Split"),
+				annotated(deployment("web", "spec.replicas", 2), workv1alpha1.AnnotationFleetDistribution, "Replicate"),
+				annotated(obj("batch/v1", "Job", "migrate", "spec.parallelism", 4), workv1alpha1.AnnotationFleetDistribution, "Split"),
+				annotated(obj("example.io/v1", "Widget", "w", "spec.size", 3), workv1alpha1.AnnotationFleetDistribution, "Split"),
 			},
 			opts: Options{Interpreters: widgets},
 			wantManifests: []map[string]any{
@@ -167,10 +167,10 @@ func TestTranslate(t *testing.T) {
 		},
 		"Split of an object without a replica field, or a value that is no distribution, is reported for that object only": {
 			objects: []*unstructured.Unstructured{
-				annotated(obj("v1", "ConfigMap", "conf"), AnnotationDistribution, "Split"),
-				annotated(obj("apps/v1", "DaemonSet", "agent"), AnnotationDistribution, "Split"),
-				annotated(obj("example.io/v1", "Widget", "w", "spec.replicas", 3), AnnotationDistribution, "Split"), // its interpreter says .spec.size
-				annotated(deployment("web"), AnnotationDistribution, "split"),
+				annotated(obj("v1", "ConfigMap", "conf"), workv1alpha1.AnnotationFleetDistribution, "Split"),
+				annotated(obj("apps/v1", "DaemonSet", "agent"), workv1alpha1.AnnotationFleetDistribution, "Split"),
+				annotated(obj("example.io/v1", "Widget", "w", "spec.replicas", 3), workv1alpha1.AnnotationFleetDistribution, "Split"), // its interpreter says .spec.size
+				annotated(deployment("web"), workv1alpha1.AnnotationFleetDistribution, "split"),
 				obj("v1", "Service", "web"),
 			},
 			opts: Options{Interpreters: widgets},
@@ -289,7 +289,7 @@ func TestTranslate(t *testing.T) {
 			objects: []*unstructured.Unstructured{obj("v1", "ConfigMap", "conf", "metadata.namespace", "")},
 			opts:    Options{IncludeNamespace: true},
 			wantManifests: []map[string]any{
-				{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "shop", "labels": map[string]any{LabelGenerated: "true"}}},
+				{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "shop", "labels": map[string]any{workv1alpha1.LabelFleetGenerated: "true"}}},
 				{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "conf", "namespace": "shop"}},
 			},
 			wantGeneration: map[Key]int64{{Kind: "ConfigMap", Namespace: "shop", Name: "conf"}: 0},
@@ -336,7 +336,7 @@ func TestTranslateShuffled(t *testing.T) {
 		obj("networking.k8s.io/v1", "Ingress", "web"), obj("example.io/v1", "Widget", "w"),
 		obj("autoscaling/v2", "HorizontalPodAutoscaler", "web"), obj("policy/v1", "PodDisruptionBudget", "web"),
 		obj("v1", "Pod", "debug"), owned(obj("apps/v1", "ReplicaSet", "web-1"), "Deployment", "web"),
-		annotated(obj("v1", "ConfigMap", "bad"), AnnotationDistribution, "Split"),
+		annotated(obj("v1", "ConfigMap", "bad"), workv1alpha1.AnnotationFleetDistribution, "Split"),
 	}
 	want, err := Translate("shop", objects, Options{})
 	if err != nil {

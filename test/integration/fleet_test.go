@@ -113,7 +113,7 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 	translated := func(g Gomega) *workv1alpha1.PlacementManifestWork {
 		cur := &workv1alpha1.PlacementManifestWork{}
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pmw), cur)).To(Succeed())
-		g.Expect(cur.Labels).To(HaveKeyWithValue(fleet.LabelGenerated, "true"))
+		g.Expect(cur.Labels).To(HaveKeyWithValue(workv1alpha1.LabelFleetGenerated, "true"))
 		return cur
 	}
 
@@ -121,12 +121,12 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		// The hub namespace, with its Placement decided, exists before the fleet namespace opts in: an
 		// administrator makes it (with a ManagedClusterSetBinding on a real hub).
 		ns = fw.NewNamespace("fleet")
-		pmw = &workv1alpha1.PlacementManifestWork{ObjectMeta: metav1.ObjectMeta{Name: fleet.GeneratedName, Namespace: ns}}
+		pmw = &workv1alpha1.PlacementManifestWork{ObjectMeta: metav1.ObjectMeta{Name: workv1alpha1.FleetGeneratedName, Namespace: ns}}
 		clusters = fw.NewClusters(3)
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
 		fw.Decide(ns, "p", "p-decision-1", clusters...)
 		Expect(fleetClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
-			Labels: map[string]string{fleet.LabelPlacement: "p"}}})).To(Succeed())
+			Labels: map[string]string{workv1alpha1.LabelFleetPlacement: "p"}}})).To(Succeed())
 		Expect(fleetClient.Create(ctx, deployment("web", 6))).To(Succeed())
 	})
 
@@ -187,7 +187,7 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		Eventually(func(g Gomega) {
 			cur := &corev1.Namespace{}
 			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Name: ns}, cur)).To(Succeed())
-			cur.Labels[fleet.LabelPlacement] = "q"
+			cur.Labels[workv1alpha1.LabelFleetPlacement] = "q"
 			g.Expect(fleetClient.Update(ctx, cur)).To(Succeed())
 		}, timeout, interval).Should(Succeed())
 		Eventually(func(g Gomega) {
@@ -222,7 +222,7 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		Eventually(func(g Gomega) {
 			cur := &corev1.Namespace{}
 			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Name: ns}, cur)).To(Succeed())
-			delete(cur.Labels, fleet.LabelPlacement)
+			delete(cur.Labels, workv1alpha1.LabelFleetPlacement)
 			g.Expect(fleetClient.Update(ctx, cur)).To(Succeed())
 		}, timeout, interval).Should(Succeed())
 		Eventually(func(g Gomega) {

@@ -5,12 +5,12 @@ import (
 	"strconv"
 	"strings"
 
-	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 )
 
 // OptInSpec is where the workloads of an opted-in namespace go.

@@ -4,13 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
-
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 )
 
 func TestOptIn(t *testing.T) {

@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -11,7 +10,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,10 +24,6 @@ import (
 
 // maxFailedClustersListed bounds status.failedRevision.clusters.
 const maxFailedClustersListed = 10
-
-// errRevisionUnusable is a ControllerRevision that is not this PlacementManifestWork's or whose data does not
-// decode.
-var errRevisionUnusable = errors.New("the ControllerRevision is not this PlacementManifestWork's or its data does not decode")
 
 // completedTarget is the last completed revision, as failurePolicy Rollback returns to it and a joining cluster
 // gets it during a rollout: a copy of the PlacementManifestWork whose template-relevant spec is the revision's,
@@ -193,7 +187,7 @@ func (r *PlacementManifestWorkReconciler) completedTarget(ctx context.Context, p
 	spec, err := r.memory.revisionSpec(manifestwork.Owner(pmw), completed.Name, func() (*workv1alpha1.PlacementManifestWorkSpec, error) {
 		return r.readRevisionSpec(ctx, pmw, completed.Name)
 	})
-	if apierrors.IsNotFound(err) || errors.Is(err, errRevisionUnusable) {
+	if apierrors.IsNotFound(err) || errors.Is(err, revision.ErrUnusable) {
 		log.Info("The completed revision's ControllerRevision cannot be read; a failed rollout cannot be rolled back, nor a joining cluster get it", "revision", completed.Name, "error", err)
 		return nil, nil
 	}
@@ -238,14 +232,7 @@ func (r *PlacementManifestWorkReconciler) readRevisionSpec(ctx context.Context, 
 	if err := reader.Get(ctx, client.ObjectKey{Namespace: pmw.Namespace, Name: name}, cr); err != nil {
 		return nil, fmt.Errorf("reading ControllerRevision %s: %w", name, err)
 	}
-	if ref := metav1.GetControllerOf(cr); ref == nil || ref.UID != pmw.UID {
-		return nil, errRevisionUnusable
-	}
-	spec := &workv1alpha1.PlacementManifestWorkSpec{}
-	if err := json.Unmarshal(cr.Data.Raw, spec); err != nil || len(spec.DecodeProblems()) > 0 {
-		return nil, errRevisionUnusable
-	}
-	return spec, nil
+	return revision.Spec(cr, pmw)
 }
 
 // anyWithoutWork reports whether a decided cluster has no ManifestWork of this PlacementManifestWork.

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/revision"
 )
 
@@ -20,18 +19,10 @@ import (
 // controller.
 func (r *PlacementManifestWorkReconciler) ownedRevisions(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork) ([]*appsv1.ControllerRevision, error) {
 	list := &appsv1.ControllerRevisionList{}
-	if err := r.reader().List(ctx, list, client.InNamespace(pmw.Namespace), client.MatchingLabels{
-		workv1alpha1.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
-	}); err != nil {
+	if err := r.reader().List(ctx, list, client.InNamespace(pmw.Namespace), client.MatchingLabels(revision.Labels(pmw))); err != nil {
 		return nil, fmt.Errorf("listing ControllerRevisions: %w", err)
 	}
-	var out []*appsv1.ControllerRevision
-	for i := range list.Items {
-		if ref := metav1.GetControllerOf(&list.Items[i]); ref != nil && ref.UID == pmw.UID {
-			out = append(out, &list.Items[i])
-		}
-	}
-	return out, nil
+	return revision.Owned(list.Items, pmw), nil
 }
 
 // planRevisions decides, without I/O, the ControllerRevisions of the desired state's template (revision.Compute):
@@ -86,7 +77,7 @@ func (r *PlacementManifestWorkReconciler) revisionTaken(ctx context.Context, pmw
 	if err := reader.Get(ctx, client.ObjectKey{Namespace: pmw.Namespace, Name: name}, cur); err != nil {
 		return fmt.Errorf("reading the existing ControllerRevision %s: %w", name, err)
 	}
-	if ref := metav1.GetControllerOf(cur); ref == nil || ref.UID != pmw.UID {
+	if !revision.OwnedBy(cur, pmw) {
 		return fmt.Errorf("ControllerRevision %s exists and belongs to another object", name)
 	}
 	return nil

@@ -3,21 +3,19 @@ package kubectlpmw
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/revision"
 )
 
 func newRolloutCommand(s *Streams) *cobra.Command {
@@ -120,23 +118,14 @@ func (l *livePMW) paused() bool {
 // controller), as the manager finds them, oldest number first.
 func listRevisions(ctx context.Context, h *hub, pmw *workv1alpha1.PlacementManifestWork) ([]appsv1.ControllerRevision, error) {
 	list := &appsv1.ControllerRevisionList{}
-	if err := h.client.List(ctx, list, client.InNamespace(pmw.Namespace), client.MatchingLabels{
-		workv1alpha1.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
-	}); err != nil {
+	if err := h.client.List(ctx, list, client.InNamespace(pmw.Namespace), client.MatchingLabels(revision.Labels(pmw))); err != nil {
 		return nil, err
 	}
-	var out []appsv1.ControllerRevision
-	for i := range list.Items {
-		if ref := metav1.GetControllerOf(&list.Items[i]); ref != nil && ref.UID == pmw.UID {
-			out = append(out, list.Items[i])
-		}
+	owned := revision.Owned(list.Items, pmw)
+	out := make([]appsv1.ControllerRevision, 0, len(owned))
+	for _, cr := range owned {
+		out = append(out, *cr)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Revision != out[j].Revision {
-			return out[i].Revision < out[j].Revision
-		}
-		return out[i].Name < out[j].Name
-	})
 	return out, nil
 }
 

@@ -2,7 +2,9 @@ package revision
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -294,5 +297,48 @@ func TestWithTemplateSetsWhatDataRecords(t *testing.T) {
 	}
 	if got.Spec.Paused != a.Spec.Paused || *got.Spec.RevisionHistoryLimit != *a.Spec.RevisionHistoryLimit {
 		t.Errorf("WithTemplate changed fields that are not the template: paused %v, history %d", got.Spec.Paused, *got.Spec.RevisionHistoryLimit)
+	}
+}
+
+func TestOwned(t *testing.T) {
+	pmw := &workv1alpha1.PlacementManifestWork{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "u-1"}}
+	controlled := func(name string, n int64, uid types.UID) appsv1.ControllerRevision {
+		cr := appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: name}, Revision: n}
+		if uid != "" {
+			cr.OwnerReferences = []metav1.OwnerReference{{UID: uid, Name: "web", Controller: ptr.To(true)}}
+		}
+		return cr
+	}
+	list := []appsv1.ControllerRevision{
+		controlled("web-b", 2, "u-1"), controlled("web-a", 2, "u-1"), controlled("web-c", 1, "u-1"),
+		controlled("other", 1, "u-2"), // the label alone, which anyone can set, does not make it pmw's
+		controlled("orphan", 3, ""),
+	}
+	var got []string
+	for _, cr := range Owned(list, pmw) {
+		got = append(got, cr.Name)
+	}
+	if want := []string{"web-c", "web-a", "web-b"}; !slices.Equal(got, want) {
+		t.Errorf("owned: got %v, want %v", got, want)
+	}
+
+	data, err := Data(pmw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := controlled("web-x", 1, "u-1")
+	mine.Data.Raw = data
+	if _, err := Spec(&mine, pmw); err != nil {
+		t.Errorf("spec of its own revision: %v", err)
+	}
+	theirs := controlled("web-y", 1, "u-2")
+	theirs.Data.Raw = data
+	if _, err := Spec(&theirs, pmw); !errors.Is(err, ErrUnusable) {
+		t.Errorf("spec of another's revision: got %v, want ErrUnusable", err)
+	}
+	broken := controlled("web-z", 1, "u-1")
+	broken.Data.Raw = []byte("{")
+	if _, err := Spec(&broken, pmw); !errors.Is(err, ErrUnusable) {
+		t.Errorf("spec of undecodable data: got %v, want ErrUnusable", err)
 	}
 }

@@ -42,3 +42,36 @@ const (
 	// Placement generated from its cluster selector, in the hub namespace named like the fleet namespace.
 	FleetGeneratedName = "fleet"
 )
+
+// The condition the transparent mode sets on a generated PlacementManifestWork (beside the manager's own), and
+// its reasons.
+const (
+	// ConditionFleetObjectsDelivered is True when every object of the fleet namespace is delivered, False when
+	// some are left out (a kind that cannot work unchanged on the clusters, an invalid distribution annotation);
+	// its message names them and why. Objects a controller made from another (ownerReferences) are not counted.
+	ConditionFleetObjectsDelivered = "FleetObjectsDelivered"
+	// ReasonFleetObjectsDelivered: every object of the fleet namespace is a manifest of the PlacementManifestWork.
+	ReasonFleetObjectsDelivered = "AllDelivered"
+	// ReasonFleetObjectsLeftOut: some objects are left out; each also has a NotDelivered event on the fleet API
+	// server.
+	ReasonFleetObjectsLeftOut = "ObjectsLeftOut"
+)
+
+// Event reasons of the transparent mode, on the fleet API server's namespaces and objects and on the generated
+// PlacementManifestWork.
+const (
+	// EventFleetHubNamespaceMissing (Warning, on the fleet namespace): the hub has no namespace of the same
+	// name, so nothing is delivered; an administrator creates it with a ManagedClusterSetBinding.
+	EventFleetHubNamespaceMissing = "HubNamespaceMissing"
+	// EventFleetInvalidOptIn (Warning, on the fleet namespace): its opt-in label or annotations do not parse;
+	// what is delivered stays as it is.
+	EventFleetInvalidOptIn = "InvalidOptIn"
+	// EventFleetNotGenerated (Warning, on the fleet namespace): the hub namespace holds a PlacementManifestWork
+	// or Placement named FleetGeneratedName that the manager did not generate; it is left alone.
+	EventFleetNotGenerated = "NotGenerated"
+	// EventFleetTranslateFailed (Warning, on the fleet namespace): the namespace's objects cannot be translated.
+	EventFleetTranslateFailed = "TranslateFailed"
+	// EventFleetNotDelivered (Warning, on the fleet object and on the generated PlacementManifestWork): an object
+	// is left out, and why.
+	EventFleetNotDelivered = "NotDelivered"
+)

@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -20,15 +21,18 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -37,42 +41,12 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/fleet"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter"
 )
 
 // fieldOwner is the server-side apply field manager of what the controller writes on the hub.
 const fieldOwner = "placement-manifestwork-fleet"
-
-// Event reasons on the fleet API server's namespaces and objects.
-const (
-	// EventHubNamespaceMissing (Warning, on the fleet namespace): the hub has no namespace of the same name, so
-	// nothing is delivered; an administrator creates it with a ManagedClusterSetBinding (the security boundary).
-	EventHubNamespaceMissing = "HubNamespaceMissing"
-	// EventInvalidOptIn (Warning, on the fleet namespace): its opt-in label or annotations do not parse.
-	EventInvalidOptIn = "InvalidOptIn"
-	// EventNotGenerated (Warning, on the fleet namespace): the hub namespace holds a PlacementManifestWork or
-	// Placement named workv1alpha1.FleetGeneratedName that the controller did not generate; it is left alone.
-	EventNotGenerated = "NotGenerated"
-	// EventTranslateFailed (Warning, on the fleet namespace): the namespace's objects cannot be translated.
-	EventTranslateFailed = "TranslateFailed"
-	// EventNotDelivered (Warning, on the fleet object): the object is left out (fleet.Unsupported).
-	EventNotDelivered = "NotDelivered"
-)
-
-// Kinds are the built-in kinds whose objects the controller watches (as unstructured objects, from the fleet
-// cluster's cache) and translates. A fixed list for the first slice: other kinds are not read at all.
-var Kinds = []schema.GroupVersionKind{
-	{Version: "v1", Kind: "ConfigMap"},
-	{Version: "v1", Kind: "Secret"},
-	{Version: "v1", Kind: "ServiceAccount"},
-	{Version: "v1", Kind: "Service"},
-	{Version: "v1", Kind: "PersistentVolumeClaim"},
-	{Group: "apps", Version: "v1", Kind: "Deployment"},
-	{Group: "apps", Version: "v1", Kind: "StatefulSet"},
-	{Group: "apps", Version: "v1", Kind: "DaemonSet"},
-	{Group: "apps", Version: "v1", Kind: "ReplicaSet"},
-	{Group: "batch", Version: "v1", Kind: "Job"},
-	{Group: "batch", Version: "v1", Kind: "CronJob"},
-}
 
 // perNamespace are the objects an API server's own controllers make in every namespace: a copy would
 // overwrite each cluster's own (its CA bundle, its default ServiceAccount), and removing the fleet's would
@@ -84,30 +58,52 @@ var perNamespace = map[fleet.Key]bool{
 
 // The fleet controller's permissions on the hub (only used when the manager runs with --fleet-kubeconfig): it
 // reads whether the hub namespace exists through the manager's cache, server-side applies and deletes the
-// generated PlacementManifestWork and Placement, and reads their decisions and works (cached).
+// generated PlacementManifestWork and Placement, sets its ConditionFleetObjectsDelivered, and reads their
+// decisions, works, ControllerRevisions and the ResourceInterpreters (cached). The manager's own rules grant
+// most of these too; they are listed so the fleet controller's needs are in one place.
 //
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=placementmanifestworks,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=placements,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=placementdecisions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=placementmanifestworks/status,verbs=get;update
+// +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=resourceinterpreters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconciler writes one fleet namespace's PlacementManifestWork on the hub and its objects' status on the
 // fleet API server. The request's name is the fleet namespace.
 type Reconciler struct {
 	// Hub reads (cached) and writes the hub.
 	Hub client.Client
-	// Fleet reads (cached, unstructured too) and writes the fleet API server.
+	// HubReader reads the hub around the cache: the ControllerRevisions' data, which the cache leaves out.
+	HubReader client.Reader
+	// Fleet reads (cached: namespaces, and objects as metadata) and writes the fleet API server.
 	Fleet client.Client
-	// Recorder records events on the fleet API server.
-	Recorder events.EventRecorder
+	// Recorder records events on the fleet API server; HubRecorder on the hub.
+	Recorder, HubRecorder events.EventRecorder
 	// Now is the clock of condition times; time.Now when nil.
 	Now func() time.Time
+
+	// kinds are the fleet API server's kinds watched as metadata.
+	kinds interface {
+		kinds() []schema.GroupVersionKind
+		ready(ctx context.Context) error
+	}
+	// objects are the full objects of the opted-in namespaces.
+	objects *objectStore
+	// interpreters compiles the hub's ResourceInterpreters (the fleet's own cache: Resolve prunes it to the
+	// interpreters it is given).
+	interpreters *interpreter.Cache
 
 	mu sync.Mutex
 	// recorded holds the events last recorded per fleet object (or namespace), joined: an event is recorded
 	// again only when they change.
 	recorded map[fleet.Key]string
+	// generations holds, per fleet namespace, the generations of the fleet objects each of the generated
+	// PlacementManifestWork's ControllerRevisions carries, by the revision's UID (their data never changes).
+	generations map[string]map[types.UID]map[fleet.Key]int64
 }
 
 // SetupWithManager adds the fleet API server reached with fleetConfig to mgr as a second cluster and registers
@@ -115,7 +111,7 @@ type Reconciler struct {
 func SetupWithManager(mgr ctrl.Manager, fleetConfig *rest.Config) error {
 	fc, err := cluster.New(fleetConfig, func(o *cluster.Options) {
 		o.Scheme = runtime.NewScheme()
-		o.Client.Cache = &client.CacheOptions{Unstructured: true}
+		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
 	})
 	if err != nil {
 		return fmt.Errorf("fleet API server: %w", err)
@@ -123,22 +119,49 @@ func SetupWithManager(mgr ctrl.Manager, fleetConfig *rest.Config) error {
 	if err := corev1.AddToScheme(fc.GetScheme()); err != nil {
 		return err
 	}
+	metav1.AddToGroupVersion(fc.GetScheme(), schema.GroupVersion{Version: "v1"})
+	disc, err := discovery.NewDiscoveryClientForConfig(fleetConfig)
+	if err != nil {
+		return fmt.Errorf("fleet API server discovery: %w", err)
+	}
 	if err := mgr.Add(fc); err != nil {
 		return err
 	}
-	r := &Reconciler{Hub: mgr.GetClient(), Fleet: fc.GetClient(), Recorder: fc.GetEventRecorder("placement-manifestwork-fleet")}
-	b := ctrl.NewControllerManagedBy(mgr).Named("fleet").
+	kinds := &kindWatcher{discovery: disc, reader: fc.GetAPIReader(), cache: fc.GetCache()}
+	r := &Reconciler{Hub: mgr.GetClient(), HubReader: mgr.GetAPIReader(), Fleet: fc.GetClient(),
+		Recorder:    fc.GetEventRecorder("placement-manifestwork-fleet"),
+		HubRecorder: mgr.GetEventRecorder("placement-manifestwork-fleet"),
+		kinds:       kinds, objects: &objectStore{reader: fc.GetAPIReader()}, interpreters: interpreter.NewCache()}
+	c, err := ctrl.NewControllerManagedBy(mgr).Named("fleet").
 		WatchesRawSource(source.Kind[client.Object](fc.GetCache(), &corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(byName))).
 		Watches(&workv1alpha1.PlacementManifestWork{}, handler.EnqueueRequestsFromMapFunc(byGeneratedName)).
 		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(byGeneratedName)).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(byNamespace)).
-		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(byOwner))
-	for _, gvk := range Kinds {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(gvk)
-		b = b.WatchesRawSource(source.Kind[client.Object](fc.GetCache(), u, handler.EnqueueRequestsFromMapFunc(byNamespace)))
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(byOwner)).
+		Watches(&workv1alpha1.ResourceInterpreter{}, handler.EnqueueRequestsFromMapFunc(r.optedIn)).
+		Build(r)
+	if err != nil {
+		return err
 	}
-	return b.Complete(r)
+	kinds.ctrl = c
+	return mgr.Add(kinds)
+}
+
+// optedIn maps an event that may change every namespace's translation (a ResourceInterpreter) to the opted-in
+// fleet namespaces.
+func (r *Reconciler) optedIn(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &corev1.NamespaceList{}
+	if err := r.Fleet.List(ctx, list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the fleet namespaces")
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if opt, err := fleet.OptIn(&list.Items[i]); err == nil && opt.OptedIn() {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
+		}
+	}
+	return out
 }
 
 func byName(_ context.Context, o client.Object) []reconcile.Request {
@@ -183,6 +206,9 @@ type inputs struct {
 // objects, and their status on the fleet API server in line with their clusters.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	name := req.Name
+	if err := r.kinds.ready(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	in, err := r.gather(ctx, name)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -194,7 +220,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	opt, err := fleet.OptIn(in.ns)
 	if err != nil {
 		// Leave what is delivered as it is: a typo is not an opt-out.
-		r.record(in.ns, fleet.Key{Kind: "Namespace", Name: name}, []fleet.Event{{Type: corev1.EventTypeWarning, Reason: EventInvalidOptIn, Message: err.Error()}})
+		r.record(in.ns, fleet.Key{Kind: "Namespace", Name: name}, []fleet.Event{{Type: corev1.EventTypeWarning, Reason: workv1alpha1.EventFleetInvalidOptIn, Message: err.Error()}}, r.Recorder)
 		return ctrl.Result{}, nil
 	}
 	if !opt.OptedIn() {
@@ -203,13 +229,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	nsKey := fleet.Key{Kind: "Namespace", Name: name}
 	if !in.hubNamespace {
-		r.record(in.ns, nsKey, []fleet.Event{{Type: corev1.EventTypeWarning, Reason: EventHubNamespaceMissing,
-			Message: fmt.Sprintf("the hub has no namespace %q: nothing is delivered; a hub administrator creates it, with a ManagedClusterSetBinding for the clusters it may use", name)}})
+		r.record(in.ns, nsKey, []fleet.Event{{Type: corev1.EventTypeWarning, Reason: workv1alpha1.EventFleetHubNamespaceMissing,
+			Message: fmt.Sprintf("the hub has no namespace %q: nothing is delivered; a hub administrator creates it, with a ManagedClusterSetBinding for the clusters it may use", name)}}, r.Recorder)
 		return ctrl.Result{}, nil
 	}
-	tr, err := fleet.Translate(name, in.objects, fleet.Options{IncludeNamespace: true})
+	kinds, err := r.interpretersOf(ctx)
 	if err != nil {
-		r.record(in.ns, nsKey, []fleet.Event{{Type: corev1.EventTypeWarning, Reason: EventTranslateFailed, Message: err.Error()}})
+		return ctrl.Result{}, err
+	}
+	tr, err := fleet.Translate(name, in.objects, fleet.Options{IncludeNamespace: true, Interpreters: kinds})
+	if err != nil {
+		r.record(in.ns, nsKey, []fleet.Event{{Type: corev1.EventTypeWarning, Reason: workv1alpha1.EventFleetTranslateFailed, Message: err.Error()}}, r.Recorder)
 		return ctrl.Result{}, nil
 	}
 	var nsEvents []fleet.Event
@@ -219,7 +249,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if opt.Generated != nil && in.placement != nil && in.placement.Labels[workv1alpha1.LabelFleetGenerated] != "true" {
 		nsEvents = append(nsEvents, notGenerated("Placement", name))
 	}
-	r.record(in.ns, nsKey, nsEvents)
+	r.record(in.ns, nsKey, nsEvents, r.Recorder)
 	if len(nsEvents) > 0 {
 		return ctrl.Result{}, nil
 	}
@@ -231,11 +261,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.setDelivered(ctx, pmw, tr); err != nil {
+		return ctrl.Result{}, err
+	}
 	return ctrl.Result{}, r.writeStatus(ctx, in, tr, pmw)
 }
 
 func notGenerated(kind, ns string) fleet.Event {
-	return fleet.Event{Type: corev1.EventTypeWarning, Reason: EventNotGenerated, Message: fmt.Sprintf(
+	return fleet.Event{Type: corev1.EventTypeWarning, Reason: workv1alpha1.EventFleetNotGenerated, Message: fmt.Sprintf(
 		"the hub's %s %s/%s is not labelled %s=true: it is someone else's and is left alone; rename or remove it", kind, ns, workv1alpha1.FleetGeneratedName, workv1alpha1.LabelFleetGenerated)}
 }
 
@@ -250,20 +283,10 @@ func (r *Reconciler) gather(ctx context.Context, name string) (inputs, error) {
 	default:
 		in.ns = ns
 	}
-	if in.ns != nil {
-		for _, gvk := range Kinds {
-			list := &unstructured.UnstructuredList{}
-			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-			if err := r.Fleet.List(ctx, list, client.InNamespace(name)); err != nil {
-				return in, fmt.Errorf("fleet %ss in %s: %w", gvk.Kind, name, err)
-			}
-			for i := range list.Items {
-				o := &list.Items[i]
-				o.SetGroupVersionKind(gvk)
-				if o.GetDeletionTimestamp() != nil || perNamespace[fleet.Key{Group: gvk.Group, Kind: gvk.Kind, Name: o.GetName()}] {
-					continue
-				}
-				in.objects = append(in.objects, o)
+	if in.ns != nil && in.ns.DeletionTimestamp == nil {
+		if opt, err := fleet.OptIn(in.ns); err == nil && opt.OptedIn() {
+			if err := r.readObjects(ctx, &in); err != nil {
+				return in, err
 			}
 		}
 	}
@@ -292,6 +315,46 @@ func (r *Reconciler) gather(ctx context.Context, name string) (inputs, error) {
 		in.placement = p
 	}
 	return in, nil
+}
+
+// readObjects reads the opted-in namespace's objects of every watched kind: their metadata from the cache, the
+// full objects that changed since the last reconcile from the fleet API server (objectStore).
+func (r *Reconciler) readObjects(ctx context.Context, in *inputs) error {
+	ns := in.ns.Name
+	objects := map[fleet.Key]*unstructured.Unstructured{}
+	for _, gvk := range r.kinds.kinds() {
+		metas := &metav1.PartialObjectMetadataList{}
+		metas.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := r.Fleet.List(ctx, metas, client.InNamespace(ns)); err != nil {
+			return fmt.Errorf("fleet %ss in %s: %w", gvk.Kind, ns, err)
+		}
+		live := metas.Items[:0]
+		for _, m := range metas.Items {
+			if m.DeletionTimestamp == nil && !perNamespace[fleet.Key{Group: gvk.Group, Kind: gvk.Kind, Name: m.Name}] {
+				live = append(live, m)
+			}
+		}
+		if err := r.objects.read(ctx, ns, gvk, live, objects); err != nil {
+			return err
+		}
+	}
+	r.objects.keep(ns, objects)
+	keys := slices.SortedFunc(maps.Keys(objects), func(a, b fleet.Key) int { return strings.Compare(a.String(), b.String()) })
+	for _, k := range keys {
+		in.objects = append(in.objects, objects[k])
+	}
+	return nil
+}
+
+// interpretersOf resolves the hub's ResourceInterpreters, so a custom kind's objects split over the fields its
+// interpreter names; a ResourceInterpreter that does not resolve is its own controller's to report.
+func (r *Reconciler) interpretersOf(ctx context.Context) (*health.Interpreters, error) {
+	list := &workv1alpha1.ResourceInterpreterList{}
+	if err := r.Hub.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("listing ResourceInterpreters: %w", err)
+	}
+	set, _ := interpreter.Resolve(list.Items, r.interpreters)
+	return set, nil
 }
 
 // optOut removes what was generated for a namespace that is no longer opted in (or gone): the
@@ -358,8 +421,8 @@ func (r *Reconciler) apply(ctx context.Context, obj client.Object) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
 }
 
-// record records evs on obj when they differ from what was last recorded for key.
-func (r *Reconciler) record(obj runtime.Object, key fleet.Key, evs []fleet.Event) {
+// record records evs on obj with recorder when they differ from what was last recorded for key.
+func (r *Reconciler) record(obj runtime.Object, key fleet.Key, evs []fleet.Event, recorder events.EventRecorder) {
 	parts := make([]string, 0, len(evs))
 	for _, e := range evs {
 		parts = append(parts, e.Type+"/"+e.Reason+"/"+e.Message)
@@ -376,13 +439,23 @@ func (r *Reconciler) record(obj runtime.Object, key fleet.Key, evs []fleet.Event
 		return
 	}
 	for _, e := range evs {
-		r.Recorder.Eventf(obj, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+		recorder.Eventf(obj, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
 	}
 }
 
-// forget drops the recorded events of a namespace and its objects, or of the objects not in keep when keep is
-// not nil.
-func (r *Reconciler) forget(ns string, keep ...fleet.Key) {
+// forget drops what is held of a namespace that is not opted in: its objects, its revisions' generations and
+// the events recorded on it and its objects.
+func (r *Reconciler) forget(ns string) {
+	r.objects.keep(ns, nil)
+	r.mu.Lock()
+	delete(r.generations, ns)
+	r.mu.Unlock()
+	r.forgetEvents(ns)
+}
+
+// forgetEvents drops the recorded events of a namespace and its objects, or of the objects not in keep when
+// keep is not nil.
+func (r *Reconciler) forgetEvents(ns string, keep ...fleet.Key) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for k := range r.recorded {

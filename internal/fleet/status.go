@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,6 +22,7 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/fleet"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/revision"
 )
 
 // hubView is what the hub says of the generated PlacementManifestWork's clusters.
@@ -27,8 +31,8 @@ type hubView struct {
 	clusters []string
 	// works are the PlacementManifestWork's works by cluster.
 	works map[string]*workv1.ManifestWork
-	// settled is true when the PlacementManifestWork's status describes its current spec (the translation).
-	settled bool
+	// carried are the generations of the fleet objects each cluster's work carries (fleet.CarriedGenerations).
+	carried map[string]map[fleet.Key]int64
 	// unhealthy are the clusters the PlacementManifestWork's status names as not available.
 	unhealthy map[string]workv1alpha1.ClusterHealth
 }
@@ -36,9 +40,13 @@ type hubView struct {
 // readHub lists the decided clusters and the works of pmw.
 func (r *Reconciler) readHub(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork) (hubView, error) {
 	v := hubView{works: map[string]*workv1.ManifestWork{}, unhealthy: map[string]workv1alpha1.ClusterHealth{},
-		settled: pmw.Status.ObservedGeneration == pmw.Generation}
+		carried: map[string]map[fleet.Key]int64{}}
 	for _, h := range pmw.Status.UnhealthyClusters {
 		v.unhealthy[h.Cluster] = h
+	}
+	carried, err := r.revisionGenerations(ctx, pmw)
+	if err != nil {
+		return v, err
 	}
 	works := &workv1.ManifestWorkList{}
 	if err := r.Hub.List(ctx, works, client.MatchingLabels{
@@ -50,6 +58,7 @@ func (r *Reconciler) readHub(ctx context.Context, pmw *workv1alpha1.PlacementMan
 		w := &works.Items[i]
 		if w.Annotations[workv1alpha1.AnnotationOwner] == pmw.Namespace+"/"+pmw.Name {
 			v.works[w.Namespace] = w
+			v.carried[w.Namespace] = carried[w.Annotations[workv1alpha1.AnnotationTemplateHash]]
 		}
 	}
 	if pmw.Spec.PlacementRef == nil {
@@ -73,6 +82,118 @@ func (r *Reconciler) readHub(ctx context.Context, pmw *workv1alpha1.PlacementMan
 	return v, nil
 }
 
+// revisionGenerations maps the template hashes of the generated PlacementManifestWork's works to the
+// generations of the fleet objects their template carries: the cache holds the works without their manifests
+// and the ControllerRevisions without their data, so each revision's data is read once from the hub (it never
+// changes) and the hashes find the revision (revision.ByTemplateHash).
+func (r *Reconciler) revisionGenerations(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork) (map[string]map[fleet.Key]int64, error) {
+	list := &appsv1.ControllerRevisionList{}
+	if err := r.Hub.List(ctx, list, client.InNamespace(pmw.Namespace), client.MatchingLabels(revision.Labels(pmw))); err != nil {
+		return nil, fmt.Errorf("list the ControllerRevisions: %w", err)
+	}
+	owned := revision.Owned(list.Items, pmw)
+	r.mu.Lock()
+	held := r.generations[pmw.Namespace]
+	r.mu.Unlock()
+	next := make(map[types.UID]map[fleet.Key]int64, len(owned))
+	byNumber := make(map[int64]map[fleet.Key]int64, len(owned))
+	values := make([]appsv1.ControllerRevision, 0, len(owned))
+	for _, cr := range owned {
+		values = append(values, *cr)
+		gens, ok := held[cr.UID]
+		if !ok {
+			full := &appsv1.ControllerRevision{}
+			if err := r.HubReader.Get(ctx, client.ObjectKeyFromObject(cr), full); err != nil {
+				if apierrors.IsNotFound(err) {
+					continue // pruned meanwhile
+				}
+				return nil, fmt.Errorf("read ControllerRevision %s: %w", cr.Name, err)
+			}
+			gens = map[fleet.Key]int64{}
+			if spec, err := revision.Spec(full, pmw); err == nil {
+				gens = fleet.CarriedGenerations(pmw.Namespace, spec.ManifestWorkTemplate.Workload.Manifests)
+			}
+		}
+		next[cr.UID] = gens
+		byNumber[cr.Revision] = gens
+	}
+	r.mu.Lock()
+	if r.generations == nil {
+		r.generations = map[string]map[types.UID]map[fleet.Key]int64{}
+	}
+	r.generations[pmw.Namespace] = next
+	r.mu.Unlock()
+	out := map[string]map[fleet.Key]int64{}
+	for hash, n := range revision.ByTemplateHash(values) {
+		out[hash] = byNumber[n]
+	}
+	return out, nil
+}
+
+// setDelivered sets the generated PlacementManifestWork's workv1alpha1.ConditionFleetObjectsDelivered from the
+// translation, and records a NotDelivered event on it when the objects left out change. The manager's own
+// status writes keep a condition type they do not set.
+func (r *Reconciler) setDelivered(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, tr fleet.Translation) error {
+	cond := metav1.Condition{Type: workv1alpha1.ConditionFleetObjectsDelivered, Status: metav1.ConditionTrue,
+		Reason: workv1alpha1.ReasonFleetObjectsDelivered, ObservedGeneration: pmw.Generation,
+		Message: fmt.Sprintf("every object of fleet namespace %s is delivered", pmw.Namespace)}
+	var evs []fleet.Event
+	if msg := leftOutMessage(tr.Unsupported); msg != "" {
+		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha1.ReasonFleetObjectsLeftOut
+		cond.Message = msg
+		evs = append(evs, fleet.Event{Type: corev1.EventTypeWarning, Reason: workv1alpha1.EventFleetNotDelivered, Message: msg})
+	}
+	r.record(pmw, fleet.Key{Group: workv1alpha1.GroupVersion.Group, Kind: "PlacementManifestWork", Namespace: pmw.Namespace, Name: pmw.Name}, evs, r.HubRecorder)
+	if cur := meta.FindStatusCondition(pmw.Status.Conditions, cond.Type); cur != nil && cur.Status == cond.Status &&
+		cur.Reason == cond.Reason && cur.Message == cond.Message && cur.ObservedGeneration == cond.ObservedGeneration {
+		return nil
+	}
+	cond.LastTransitionTime = metav1.NewTime(r.now())
+	meta.SetStatusCondition(&pmw.Status.Conditions, cond)
+	if err := r.Hub.Status().Update(ctx, pmw); err != nil {
+		// A conflict is the manager's own status write: the event it brings reconciles again.
+		if apierrors.IsConflict(err) {
+			return nil
+		}
+		return fmt.Errorf("set %s on the generated PlacementManifestWork: %w", cond.Type, err)
+	}
+	return nil
+}
+
+// maxLeftOutNamed bounds how many left-out objects the condition's message names.
+const maxLeftOutNamed = 5
+
+// leftOutMessage names the objects left out and why, "" when none is (objects owned by another are expected,
+// not counted).
+func leftOutMessage(unsupported []fleet.Unsupported) string {
+	var parts []string
+	n := 0
+	for _, u := range unsupported {
+		if u.Reason == fleet.ReasonOwned {
+			continue
+		}
+		n++
+		if len(parts) < maxLeftOutNamed {
+			parts = append(parts, fmt.Sprintf("%s (%s: %s)", u.Key, u.Reason, u.Message))
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	msg := fmt.Sprintf("%d %s of the fleet namespace not delivered: %s", n, plural(n, "object is", "objects are"), strings.Join(parts, "; "))
+	if n > len(parts) {
+		msg += fmt.Sprintf("; and %d more (kubectl get events on the fleet API server)", n-len(parts))
+	}
+	return msg
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // writeStatus writes the status of each translated object on the fleet API server from its clusters, and
 // records the events of every object (per-cluster problems, or why it is not delivered) when they change.
 func (r *Reconciler) writeStatus(ctx context.Context, in inputs, tr fleet.Translation, pmw *workv1alpha1.PlacementManifestWork) error {
@@ -91,9 +212,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, in inputs, tr fleet.Transl
 		if u, ok := leftOut[key]; ok {
 			var evs []fleet.Event
 			if u.Reason != fleet.ReasonOwned {
-				evs = []fleet.Event{{Type: corev1.EventTypeWarning, Reason: EventNotDelivered, Message: u.Message}}
+				evs = []fleet.Event{{Type: corev1.EventTypeWarning, Reason: workv1alpha1.EventFleetNotDelivered, Message: u.Message}}
 			}
-			r.record(o, key, evs)
+			r.record(o, key, evs, r.Recorder)
 			continue
 		}
 		if _, ok := tr.Generation[key]; !ok {
@@ -101,7 +222,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, in inputs, tr fleet.Transl
 		}
 		reports := make([]fleet.ClusterReport, 0, len(hub.clusters))
 		for _, c := range hub.clusters {
-			reports = append(reports, hub.report(c, key))
+			reports = append(reports, hub.report(c, key, tr.Generation[key]))
 		}
 		status, evs := fleet.Status(o, reports, r.now())
 		if status != nil && !equalJSON(status, o.Object["status"]) {
@@ -109,14 +230,14 @@ func (r *Reconciler) writeStatus(ctx context.Context, in inputs, tr fleet.Transl
 				return err
 			}
 		}
-		r.record(o, key, evs)
+		r.record(o, key, evs, r.Recorder)
 	}
-	r.forget(in.ns.Name, keep...)
+	r.forgetEvents(in.ns.Name, keep...)
 	return nil
 }
 
-// report is what cluster reports of the manifest key.
-func (v hubView) report(cluster string, key fleet.Key) fleet.ClusterReport {
+// report is what cluster reports of the manifest key, whose fleet object is at generation.
+func (v hubView) report(cluster string, key fleet.Key, generation int64) fleet.ClusterReport {
 	rep := fleet.ClusterReport{Cluster: cluster}
 	h, unhealthy := v.unhealthy[cluster]
 	w := v.works[cluster]
@@ -127,9 +248,10 @@ func (v hubView) report(cluster string, key fleet.Key) fleet.ClusterReport {
 		}
 		return rep
 	}
-	// The work carries the current translation unless the PlacementManifestWork's status, which describes the
-	// current spec, says the cluster still runs an earlier template.
-	rep.CarriesCurrent = v.settled && (!unhealthy || h.Reason != workv1alpha1.ReasonOutdatedTemplate)
+	// The manifest in the work says which generation of the object it was made from: a cluster that a rollout
+	// holds on an earlier template, or whose work the manager has not rewritten yet, carries an older one.
+	carried, ok := v.carried[cluster][key]
+	rep.CarriesCurrent = ok && carried == generation
 	var mc *workv1.ManifestCondition
 	for i := range w.Status.ResourceStatus.Manifests {
 		rm := w.Status.ResourceStatus.Manifests[i].ResourceMeta
@@ -172,7 +294,8 @@ func verdictOf(h workv1alpha1.ClusterHealth) health.Verdict {
 }
 
 // patchStatus merge-patches o's status to status on the fleet API server; fields of the old status that the new
-// one lacks are removed.
+// one lacks are removed. o takes the API server's answer, so the object store holds the written object and the
+// next reconcile does not read it again.
 func (r *Reconciler) patchStatus(ctx context.Context, o *unstructured.Unstructured, status map[string]any) error {
 	patch := map[string]any{}
 	if old, ok := o.Object["status"].(map[string]any); ok {

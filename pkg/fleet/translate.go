@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"helm.sh/helm/v3/pkg/releaseutil"
@@ -145,6 +146,7 @@ func Translate(namespace string, objects []*unstructured.Unstructured, opts Opti
 		}
 		out.Generation[key] = c.GetGeneration()
 		clean(c)
+		stampGeneration(c, out.Generation[key])
 		if s && splitKinds[c.GroupVersionKind().GroupKind()] {
 			if _, found, _ := unstructured.NestedFieldNoCopy(c.Object, "spec", "replicas"); !found {
 				_ = unstructured.SetNestedField(c.Object, int64(1), "spec", "replicas")
@@ -192,6 +194,55 @@ func Translate(namespace string, objects []*unstructured.Unstructured, opts Opti
 			"annotate some %s: Replicate, or move some to another namespace", namespace, len(out.DistributionStrategy), maxStrategies, workv1alpha1.AnnotationFleetDistribution)
 	}
 	return out, nil
+}
+
+// stampGeneration records the fleet object's generation on its manifest (workv1alpha1.AnnotationFleetGeneration),
+// so a cluster's ManifestWork says which generation it carries. Kinds without a generation get none.
+func stampGeneration(o *unstructured.Unstructured, generation int64) {
+	if generation <= 0 {
+		return
+	}
+	a := o.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[workv1alpha1.AnnotationFleetGeneration] = strconv.FormatInt(generation, 10)
+	o.SetAnnotations(a)
+}
+
+// CarriedGenerations reads, from the manifests of a cluster's ManifestWork, the generation of each fleet object
+// they carry (workv1alpha1.AnnotationFleetGeneration; objects without it are left out). The namespace of a
+// manifest without one is namespace.
+func CarriedGenerations(namespace string, manifests []workv1.Manifest) map[Key]int64 {
+	out := map[Key]int64{}
+	for _, m := range manifests {
+		var meta struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name        string            `json:"name"`
+				Namespace   string            `json:"namespace"`
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(m.Raw, &meta); err != nil {
+			continue
+		}
+		g, err := strconv.ParseInt(meta.Metadata.Annotations[workv1alpha1.AnnotationFleetGeneration], 10, 64)
+		if err != nil {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(meta.APIVersion)
+		if err != nil {
+			continue
+		}
+		ns := meta.Metadata.Namespace
+		if ns == "" {
+			ns = namespace
+		}
+		out[Key{Group: gv.Group, Kind: meta.Kind, Namespace: ns, Name: meta.Metadata.Name}] = g
+	}
+	return out
 }
 
 // checkObject refuses what no API server holds.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	workv1 "open-cluster-management.io/api/work/v1"
 
@@ -114,7 +115,7 @@ func TestTranslate(t *testing.T) {
 			wantManifests: []map[string]any{{
 				"apiVersion": "apps/v1", "kind": "Deployment",
 				"metadata": map[string]any{"name": "web", "namespace": "shop", "labels": map[string]any{"app": "web"},
-					"annotations": map[string]any{"team": "shop"}},
+					"annotations": map[string]any{"team": "shop", workv1alpha1.AnnotationFleetGeneration: "3"}},
 				"spec": map[string]any{"replicas": float64(6)},
 			}},
 			wantStrategies: []workv1alpha1.DistributionStrategy{split("Deployment", "apps", "web")},
@@ -363,6 +364,40 @@ func TestTranslateShuffled(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("shuffle %d (-want +got):\n%s", i, diff)
 		}
+	}
+}
+
+// The generation Translate stamps on each manifest is what CarriedGenerations reads back from a work's manifests.
+func TestCarriedGenerations(t *testing.T) {
+	objs := []*unstructured.Unstructured{
+		deployment("web", "metadata.generation", 7, "spec.replicas", 2),
+		obj("batch/v1", "Job", "once", "metadata.generation", 1),
+		obj("v1", "ConfigMap", "conf"), // no generation: nothing stamped, nothing read
+	}
+	tr, err := Translate("shop", objs, Options{IncludeNamespace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := CarriedGenerations("shop", tr.Template.Workload.Manifests)
+	want := map[Key]int64{
+		{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}: 7,
+		{Group: "batch", Kind: "Job", Namespace: "shop", Name: "once"}:      1,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("carried generations (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(tr.Generation, map[Key]int64{
+		{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}: 7,
+		{Group: "batch", Kind: "Job", Namespace: "shop", Name: "once"}:      1,
+		{Kind: "ConfigMap", Namespace: "shop", Name: "conf"}:                0,
+	}); diff != "" {
+		t.Errorf("translation generations (-want +got):\n%s", diff)
+	}
+	// An unreadable manifest or annotation is skipped, not fatal.
+	bad := []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte("{")}},
+		{RawExtension: runtime.RawExtension{Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","annotations":{"` + workv1alpha1.AnnotationFleetGeneration + `":"two"}}}`)}}}
+	if got := CarriedGenerations("shop", bad); len(got) != 0 {
+		t.Errorf("unreadable manifests gave %v", got)
 	}
 }
 

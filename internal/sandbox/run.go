@@ -28,6 +28,7 @@ import (
 
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
+	fleetcontroller "github.com/open-cluster-management-io/placement-manifestwork/internal/fleet"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/proc"
 )
@@ -105,7 +106,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the run's folder: %w", err)
 	}
-	res = &Result{RunDir: runDir, Samples: SamplePMWs(samples)}
+	res = &Result{RunDir: runDir, Samples: append(SamplePMWs(samples), FleetSamplePMWs(samples)...)}
 	r.res = res
 	defer func() {
 		err = errors.Join(err, r.cleanup(err != nil && ctx.Err() == nil))
@@ -170,8 +171,18 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	// The placement controller may be restarted (see watch), so stop whichever one runs at the end.
 	r.onStop(func() error { return r.placement.Stop() })
 
-	r.say("Applying the samples from %s, the interpreter sample (a custom kind, Database) and the overrides sample (an image per region)", samplesDir)
-	if err := applySamples(ctx, c, samples); err != nil {
+	r.say("Applying the samples from %s, the interpreter sample (a custom kind, Database), the overrides sample (an image per region), "+
+		"the scores sample and the transparent-mode sample (namespace %s, opted in with a cluster selector)", samplesDir, FleetNamespace)
+	// The hub administrator's part first (namespaces, ManagedClusterSetBindings, bound as OCM's registration
+	// would), so that the transparent-mode sample's manifests arrive in a namespace that can reach clusters.
+	setup, rest := hubSetup(samples)
+	if err := applySamples(ctx, c, setup); err != nil {
+		return res, err
+	}
+	if err := bindSampleClusterSets(ctx, c, setup); err != nil {
+		return res, err
+	}
+	if err := applySamples(ctx, c, rest); err != nil {
 		return res, err
 	}
 	r.say("Hub ready in %s. kubectl works against it while the sandbox runs:", time.Since(r.start).Round(100*time.Millisecond))
@@ -256,7 +267,9 @@ func (r *runner) startPlacement() error {
 	return nil
 }
 
-// startManagers starts the PlacementManifestWork manager, exactly as cmd/ wires it, and the simulated agents
+// startManagers starts the PlacementManifestWork manager, exactly as cmd/ wires it with --fleet-kubeconfig
+// naming the hub itself (the hub runs no workload controllers, so it can be the fleet API server of
+// transparent mode, docs/transparent.md), and the simulated agents
 // in a manager of their own: the agent must see every ManifestWork of the cluster namespaces, which the
 // manager's label-filtered cache does not. The clusters' score agents share the agents' manager.
 func (r *runner) startManagers(ctx context.Context, cfg *rest.Config, c client.Client, clusters []string) error {
@@ -302,6 +315,10 @@ func (r *runner) startManagers(ctx context.Context, cfg *rest.Config, c client.C
 	if err := controllers.SetupWithManager(mgrCtx, pmwMgr, controllers.Options{MaxConcurrentReconciles: 4, MaxConcurrentWrites: 16}); err != nil {
 		cancel()
 		return fmt.Errorf("setting up the manager: %w", err)
+	}
+	if err := fleetcontroller.SetupWithManager(pmwMgr, rest.CopyConfig(cfg)); err != nil {
+		cancel()
+		return fmt.Errorf("setting up the fleet controller: %w", err)
 	}
 	var wg sync.WaitGroup
 	r.managerErr = make(chan error, 2)

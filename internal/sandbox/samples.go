@@ -52,10 +52,11 @@ var regionalSample []byte
 var nearestSample []byte
 
 // EmbeddedSamples are every sample the sandbox applies besides config/samples: the interpreter sample
-// (InterpreterSamples), the overrides sample (OverrideSamples) and the scores sample (ScoreSamples).
+// (InterpreterSamples), the overrides sample (OverrideSamples), the scores sample (ScoreSamples) and the
+// transparent-mode sample (FleetSamples).
 func EmbeddedSamples() ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
-	for _, samples := range []func() ([]*unstructured.Unstructured, error){InterpreterSamples, OverrideSamples, ScoreSamples} {
+	for _, samples := range []func() ([]*unstructured.Unstructured, error){InterpreterSamples, OverrideSamples, ScoreSamples, FleetSamples} {
 		objs, err := samples()
 		if err != nil {
 			return nil, err

@@ -28,6 +28,8 @@ type Snapshot struct {
 	Clusters     []ClusterView
 	PMWs         []PMWView
 	Interpreters []InterpreterView
+	// Fleet are the namespaces opted in to transparent mode on the fleet API server (the hub, in the sandbox).
+	Fleet []FleetNamespaceView
 }
 
 // InterpreterView is one ResourceInterpreter: the kind it describes and whether the manager uses it.
@@ -304,10 +306,13 @@ func (w WorkView) Ready() bool {
 }
 
 // Settled reports whether every sample PlacementManifestWork has reached its goal on its clusters (all n, or
-// for the scores sample the two nearest, see SampleClusters): its status describes its current spec, each of
-// those clusters has its work Applied and Available with no cluster progressing or degraded, no other cluster
-// has one, every split is placed in full, and every workload reports all its pods ready. When it has not, the
-// reasons say what is missing, for a timeout's message.
+// for the scores sample the two nearest and for the transparent-mode sample the ones its selector picks, see
+// SampleClusters): its status describes its current spec, each of those clusters has its work Applied and
+// Available with no cluster progressing or degraded, no other cluster has one, every split is placed in full,
+// and every workload reports all its pods ready. For a PlacementManifestWork generated from a fleet namespace,
+// the status the manager wrote back on the fleet objects must say so too (FleetObjectView.Settled: a
+// Deployment's readyReplicas at its replicas, Available). When it has not, the reasons say what is missing,
+// for a timeout's message.
 func Settled(s Snapshot, samples []types.NamespacedName, n int) (bool, []string) {
 	var why []string
 	byName := map[types.NamespacedName]PMWView{}
@@ -350,6 +355,9 @@ func Settled(s Snapshot, samples []types.NamespacedName, n int) (bool, []string)
 				why = append(why, fmt.Sprintf("%s: workloads on %s are not ready", name, c.Name))
 			}
 		}
+		if name.Name == workv1alpha1.FleetGeneratedName {
+			why = append(why, fleetSettled(s, name)...)
+		}
 	}
 	return len(why) == 0, why
 }
@@ -358,10 +366,15 @@ func Settled(s Snapshot, samples []types.NamespacedName, n int) (bool, []string)
 var NearestSample = types.NamespacedName{Namespace: "default", Name: "nearest"}
 
 // SampleClusters are the clusters a sample PlacementManifestWork settles on with n sandbox clusters: every
-// one, except for the scores sample, whose Placement picks the two with the lowest simulated latency.
+// one, except for the scores sample, whose Placement picks the two with the lowest simulated latency, and the
+// transparent-mode sample, whose cluster selector picks the production clusters.
 func SampleClusters(name types.NamespacedName, n int) []string {
 	all := ClusterNames(n)
-	if name != NearestSample {
+	switch name {
+	case FleetSample:
+		return FleetSampleClusters(n)
+	case NearestSample:
+	default:
 		return all
 	}
 	idx := make([]int, n)
@@ -406,5 +419,10 @@ func collect(ctx context.Context, c client.Reader, behaviors map[string]Behavior
 	}
 	s := BuildSnapshot(clusters.Items, works.Items, pmws.Items, behaviors, samples)
 	s.Interpreters = interpreterViews(interpreters.Items)
+	fleet, err := collectFleet(ctx, c, pmws.Items)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	s.Fleet = fleet
 	return s, nil
 }

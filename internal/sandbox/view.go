@@ -15,8 +15,9 @@ const maxClusterRows = 30
 
 // Render draws the live view of a snapshot: a table of clusters with one column per PlacementManifestWork
 // (its work's state, ready pods and split shares on that cluster, and for a PlacementManifestWork with
-// overrides the images the work carries), then each PlacementManifestWork's summary,
-// conditions and splits. It is plain text; the caller decides how to put it on screen.
+// overrides the images the work carries), then the fleet namespaces of transparent mode with a line per
+// object, then each PlacementManifestWork's summary, conditions and splits. It is plain text; the caller
+// decides how to put it on screen.
 func Render(s Snapshot) string {
 	var b strings.Builder
 	owners := ownerColumns(s)
@@ -53,6 +54,7 @@ func Render(s Snapshot) string {
 		rows = append(rows, row)
 	}
 	writeTable(&b, rows, "  ")
+	renderFleet(&b, s.Fleet)
 
 	fmt.Fprintf(&b, "\nPLACEMENTMANIFESTWORKS (%d)\n", len(s.PMWs))
 	for _, p := range s.PMWs {
@@ -385,4 +387,53 @@ func writeTable(b *strings.Builder, rows [][]string, indent string) {
 		}
 		b.WriteString("\n")
 	}
+}
+
+// renderFleet writes the namespaces opted in to transparent mode: how each opts in and the PlacementManifestWork
+// generated for it, then a line per object with its status as written back on the fleet API server ("6/6 ready
+// Available"), on how many clusters the generated PlacementManifestWork has it, and, while it is not ready, the
+// manager's latest event on it.
+func renderFleet(b *strings.Builder, namespaces []FleetNamespaceView) {
+	if len(namespaces) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nFLEET NAMESPACES (%d)\n", len(namespaces))
+	for _, ns := range namespaces {
+		fmt.Fprintf(b, "  %s  %s  pmw=%s\n", ns.Name, optInString(ns), orDash(ns.PMW))
+		rows := make([][]string, 0, len(ns.Objects))
+		for _, o := range ns.Objects {
+			row := []string{fleetObjectName(o), fleetObjectState(o), clusterCount(o.Clusters)}
+			if o.Event != "" {
+				row = append(row, clip(o.Event, 100))
+			}
+			rows = append(rows, row)
+		}
+		writeTable(b, rows, "    ")
+	}
+}
+
+// optInString says how a fleet namespace opts in: `placement=web`, `cluster-selector="env=prod"
+// number-of-clusters=2`, or why the manager cannot read it.
+func optInString(ns FleetNamespaceView) string {
+	if ns.Invalid != "" {
+		return "invalid opt-in: " + clip(ns.Invalid, 100)
+	}
+	if !ns.Selects {
+		return "placement=" + ns.Placement
+	}
+	out := fmt.Sprintf("cluster-selector=%q", ns.Selector)
+	if ns.NumberOfClusters != "" {
+		out += " number-of-clusters=" + ns.NumberOfClusters
+	}
+	return out + " placement=" + ns.Placement
+}
+
+func clusterCount(n int32) string {
+	switch n {
+	case -1:
+		return "not delivered yet"
+	case 1:
+		return "on 1 cluster"
+	}
+	return fmt.Sprintf("on %d clusters", n)
 }

@@ -77,6 +77,9 @@ app.kubernetes.io/component: controller-manager
 {{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.service.enabled) }}
 {{- fail "metrics.serviceMonitor.enabled needs metrics.service.enabled=true: the ServiceMonitor selects the metrics Service" }}
 {{- end }}
+{{- if and .Values.fleetAPIServer.enabled .Values.fleetAPIServer.kubeconfigSecret }}
+{{- fail "fleetAPIServer.enabled and fleetAPIServer.kubeconfigSecret exclude each other: install a fleet API server, or name the kubeconfig of an existing one" }}
+{{- end }}
 {{- if eq (int .Values.metrics.port) (int .Values.healthProbe.port) }}
 {{- fail "metrics.port and healthProbe.port must differ" }}
 {{- end }}

@@ -147,7 +147,6 @@ func (w *kindWatcher) discover(ctx context.Context) error {
 		}
 	}
 	w.mu.RUnlock()
-	var started []schema.GroupVersionKind
 	var informers []cache.Informer
 	for _, gvk := range fresh {
 		probe := &metav1.PartialObjectMetadataList{}
@@ -162,6 +161,12 @@ func (w *kindWatcher) discover(ctx context.Context) error {
 			w.mu.Unlock()
 			continue
 		}
+		// Watched before the watch starts: its first events enqueue the namespaces of the kind's objects, and
+		// their reconciles must read the kind (from the cache, which waits for the informer's first list).
+		w.mu.Lock()
+		w.watched = append(w.watched, gvk)
+		slices.SortFunc(w.watched, func(a, b schema.GroupVersionKind) int { return strings.Compare(a.String(), b.String()) })
+		w.mu.Unlock()
 		obj := &metav1.PartialObjectMetadata{}
 		obj.SetGroupVersionKind(gvk)
 		if err := w.ctrl.Watch(source.Kind[client.Object](w.cache, obj, handler.EnqueueRequestsFromMapFunc(byNamespace))); err != nil {
@@ -171,18 +176,14 @@ func (w *kindWatcher) discover(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		started, informers = append(started, gvk), append(informers, inf)
+		informers = append(informers, inf)
 	}
-	// The controller reads a kind from the cache only once its informer has synced.
+	// The first discovery is done when every informer has its first list.
 	for _, inf := range informers {
 		if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 			return ctx.Err()
 		}
 	}
-	w.mu.Lock()
-	w.watched = append(w.watched, started...)
-	slices.SortFunc(w.watched, func(a, b schema.GroupVersionKind) int { return strings.Compare(a.String(), b.String()) })
-	w.mu.Unlock()
 	if partial != nil {
 		// Objects of these groups are not seen until a later discovery finds them.
 		return fmt.Errorf("some API groups of the fleet API server are not discovered: %w", partial)

@@ -250,8 +250,11 @@ func (v hubView) report(cluster string, key fleet.Key, generation int64) fleet.C
 	}
 	// The manifest in the work says which generation of the object it was made from: a cluster that a rollout
 	// holds on an earlier template, or whose work the manager has not rewritten yet, carries an older one.
+	// Until the agent reports the work's generation applied, its status feedback still describes the spec
+	// before: a cluster counts as carrying the current generation only once both hold.
 	carried, ok := v.carried[cluster][key]
-	rep.CarriesCurrent = ok && carried == generation
+	rep.CarriesCurrent = ok && carried == generation && conditionTrue(w.Status.Conditions, workv1.WorkApplied, w.Generation) &&
+		meta.FindStatusCondition(w.Status.Conditions, workv1.WorkApplied).ObservedGeneration == w.Generation
 	var mc *workv1.ManifestCondition
 	for i := range w.Status.ResourceStatus.Manifests {
 		rm := w.Status.ResourceStatus.Manifests[i].ResourceMeta

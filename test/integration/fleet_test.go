@@ -3,17 +3,27 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"strings"
+	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,18 +48,35 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 	T, F := metav1.ConditionTrue, metav1.ConditionFalse
 	var (
 		fleetClient client.Client
+		fleetCfg    *rest.Config
+		stopFleet   func()
 		ns          string
 		clusters    []string
 		pmw         *workv1alpha1.PlacementManifestWork
 	)
 
 	BeforeAll(func() {
-		env, fleetCfg, err := framework.StartHub()
+		env, cfg, err := framework.StartHub()
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })
-		fleetClient, err = client.New(fleetCfg, client.Options{Scheme: scheme.Scheme})
+		fleetCfg = cfg
+		// kubectl's kinds, OCM's (the fleet API server here is a hub too) and CRDs.
+		fleetScheme := runtime.NewScheme()
+		Expect(scheme.AddToScheme(fleetScheme)).To(Succeed())
+		Expect(clusterv1beta1.Install(fleetScheme)).To(Succeed())
+		Expect(apiextensionsv1.AddToScheme(fleetScheme)).To(Succeed())
+		fleetClient, err = client.New(fleetCfg, client.Options{Scheme: fleetScheme})
 		Expect(err).NotTo(HaveOccurred())
-		startFleetManager(ctx, fleetCfg)
+		// A custom kind on the fleet API server, installed before the manager starts (it discovers kinds at
+		// start and every minute).
+		Expect(fleetClient.Create(ctx, widgetCRD())).To(Succeed())
+		Eventually(func(g Gomega) {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Name: "widgets.example.io"}, crd)).To(Succeed())
+			g.Expect(apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established)).To(BeTrue())
+		}, timeout, interval).Should(Succeed())
+		stopFleet = startFleetManager(ctx, fleetCfg)
+		DeferCleanup(func() { stopFleet() }) // the manager running at the end, after a spec restarted it
 	})
 
 	deployment := func(name string, replicas int32) *appsv1.Deployment {
@@ -250,12 +277,239 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 			g.Expect(got.Spec.ManifestWorkTemplate.Workload.Manifests).To(HaveLen(len(want.ManifestWorkTemplate.Workload.Manifests)))
 		}, timeout, interval).Should(Succeed())
 	})
+
+	It("translates again after a restart only once it knows every kind, so a restart removes nothing", func() {
+		Eventually(func(g Gomega) {
+			g.Expect(deploymentShares(g, "web")).To(HaveLen(3))
+		}, timeout, interval).Should(Succeed())
+		stopFleet()
+		stopFleet = startFleetManager(ctx, fleetCfg)
+		// A manager that translated before watching the Deployments would write the PMW without them.
+		Consistently(func(g Gomega) {
+			g.Expect(manifestNames(g, translated(g))).To(ContainElement("Deployment/web"))
+		}, 5*time.Second, interval).Should(Succeed())
+	})
+
+	It("holds the Deployment's observedGeneration until the clusters applied its new generation", func() {
+		Eventually(func(g Gomega) {
+			g.Expect(deploymentShares(g, "web")).To(HaveLen(3))
+		}, timeout, interval).Should(Succeed())
+		reportReady("web")
+		Eventually(func(g Gomega) {
+			d := &appsv1.Deployment{}
+			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			g.Expect(d.Status.ObservedGeneration).To(BeEquivalentTo(1))
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			d := &appsv1.Deployment{}
+			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			d.Spec.Template.Spec.Containers[0].Image = "nginx:1.28"
+			g.Expect(fleetClient.Update(ctx, d)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+		// The works carry generation 2 once the manager rewrote them; until their agents report it applied, the
+		// fleet's status says generation 1 is what runs.
+		Eventually(func(g Gomega) {
+			for _, w := range fw.WorksByCluster(g, pmw) {
+				g.Expect(string(w.Spec.Workload.Manifests[1].Raw)).To(ContainSubstring("nginx:1.28"))
+			}
+		}, timeout, interval).Should(Succeed())
+		Consistently(func(g Gomega) {
+			d := &appsv1.Deployment{}
+			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			g.Expect(d.Status.ObservedGeneration).To(BeEquivalentTo(1))
+		}, 2*time.Second, interval).Should(Succeed())
+		reportReady("web")
+		Eventually(func(g Gomega) {
+			d := &appsv1.Deployment{}
+			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			g.Expect(d.Status.ObservedGeneration).To(BeEquivalentTo(2))
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("reports an object it cannot deliver on the object and on the generated PMW, and ignores OCM's objects", func() {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "debug", Namespace: ns},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "sh", Image: "busybox"}}}}
+		Expect(fleetClient.Create(ctx, pod)).To(Succeed())
+		// The hub's own kind of object in the fleet namespace (here the fleet API server is a hub too) is neither
+		// delivered nor reported.
+		Expect(fleetClient.Create(ctx, framework.Placement("local", ns))).To(Succeed())
+		Eventually(func(g Gomega) {
+			cur := translated(g)
+			c := meta.FindStatusCondition(cur.Status.Conditions, workv1alpha1.ConditionFleetObjectsDelivered)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonFleetObjectsLeftOut))
+			g.Expect(c.Message).To(ContainSubstring("1 object is of the fleet namespace not delivered"))
+			g.Expect(c.Message).To(ContainSubstring("Pod " + ns + "/debug"))
+			g.Expect(c.Message).NotTo(ContainSubstring("Placement"))
+			g.Expect(manifestNames(g, cur)).To(Equal([]string{"Namespace/" + ns, "Deployment/web"}))
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(eventReasonsOn(g, fleetClient, ns, "Pod", "debug")).To(ContainElement(workv1alpha1.EventFleetNotDelivered))
+			g.Expect(eventReasonsOn(g, k8s, ns, "PlacementManifestWork", workv1alpha1.FleetGeneratedName)).To(ContainElement(workv1alpha1.EventFleetNotDelivered))
+		}, timeout, interval).Should(Succeed())
+		// The manager's own status writes keep the condition.
+		reportReady("web")
+		Eventually(func(g Gomega) {
+			cur := translated(g)
+			g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, workv1alpha1.ConditionReady)).To(BeTrue())
+			g.Expect(meta.IsStatusConditionFalse(cur.Status.Conditions, workv1alpha1.ConditionFleetObjectsDelivered)).To(BeTrue())
+		}, timeout, interval).Should(Succeed())
+		Expect(fleetClient.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := meta.FindStatusCondition(translated(g).Status.Conditions, workv1alpha1.ConditionFleetObjectsDelivered)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonFleetObjectsDelivered))
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("splits a custom kind over the replica field of its hub ResourceInterpreter", func() {
+		ri := &workv1alpha1.ResourceInterpreter{
+			ObjectMeta: metav1.ObjectMeta{Name: "widgets-" + ns},
+			Spec: workv1alpha1.ResourceInterpreterSpec{
+				Target:   workv1alpha1.InterpreterTarget{Group: "example.io", Kind: "Widget"},
+				Replicas: []string{".spec.size"},
+			},
+		}
+		Expect(k8s.Create(ctx, ri)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, ri))).To(Succeed()) })
+		widget := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "example.io/v1", "kind": "Widget",
+			"metadata": map[string]any{"name": "gears", "namespace": ns,
+				"annotations": map[string]any{workv1alpha1.AnnotationFleetDistribution: "Split"}},
+			"spec": map[string]any{"size": int64(6)},
+		}}
+		Expect(fleetClient.Create(ctx, widget)).To(Succeed())
+		Eventually(func(g Gomega) {
+			sizes := map[string]int64{}
+			for cluster, w := range fw.WorksByCluster(g, pmw) {
+				for _, m := range w.Spec.Workload.Manifests {
+					u := &unstructured.Unstructured{}
+					g.Expect(u.UnmarshalJSON(m.Raw)).To(Succeed())
+					if u.GetKind() == "Widget" {
+						sizes[cluster], _, _ = unstructured.NestedInt64(u.Object, "spec", "size")
+					}
+				}
+			}
+			g.Expect(sizes).To(Equal(map[string]int64{clusters[0]: 2, clusters[1]: 2, clusters[2]: 2}))
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("generates the Placement from the namespace's cluster selector, and follows it", func() {
+		other := fw.NewNamespace("fleet-sel")
+		Expect(fleetClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other,
+			Annotations: map[string]string{workv1alpha1.AnnotationFleetClusterSelector: "env=prod", workv1alpha1.AnnotationFleetNumberOfClusters: "2"}}})).To(Succeed())
+		generated := func(g Gomega) *clusterv1beta1.Placement {
+			p := &clusterv1beta1.Placement{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: other, Name: workv1alpha1.FleetGeneratedName}, p)).To(Succeed())
+			g.Expect(p.Labels).To(HaveKeyWithValue(workv1alpha1.LabelFleetGenerated, "true"))
+			return p
+		}
+		Eventually(func(g Gomega) {
+			p := generated(g)
+			g.Expect(p.Spec.NumberOfClusters).To(Equal(ptr.To[int32](2)))
+			g.Expect(p.Spec.Predicates).To(HaveLen(1))
+			g.Expect(p.Spec.Predicates[0].RequiredClusterSelector.LabelSelector.MatchLabels).To(Equal(map[string]string{"env": "prod"}))
+			cur := &workv1alpha1.PlacementManifestWork{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: other, Name: workv1alpha1.FleetGeneratedName}, cur)).To(Succeed())
+			g.Expect(cur.Spec.PlacementRef).To(Equal(&workv1alpha1.LocalPlacementReference{Name: workv1alpha1.FleetGeneratedName}))
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			cur := &corev1.Namespace{}
+			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Name: other}, cur)).To(Succeed())
+			cur.Annotations[workv1alpha1.AnnotationFleetClusterSelector] = "env=dev"
+			g.Expect(fleetClient.Update(ctx, cur)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(generated(g).Spec.Predicates[0].RequiredClusterSelector.LabelSelector.MatchLabels).To(Equal(map[string]string{"env": "dev"}))
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("tells on the fleet namespace why nothing is delivered, and leaves what is not its own alone", func() {
+		nsEvents := func(g Gomega, name string) []string { return eventReasonsOn(g, fleetClient, "", "Namespace", name) }
+		// No hub namespace of the same name: nothing is written on the hub.
+		lonely := "fleet-lonely-" + strings.ToLower(rand.String(5))
+		Expect(fleetClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: lonely,
+			Labels: map[string]string{workv1alpha1.LabelFleetPlacement: "p"}}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(nsEvents(g, lonely)).To(ContainElement(workv1alpha1.EventFleetHubNamespaceMissing))
+		}, timeout, interval).Should(Succeed())
+
+		// Both opt-ins at once do not parse: what is delivered stays.
+		Eventually(func(g Gomega) {
+			g.Expect(deploymentShares(g, "web")).To(HaveLen(3))
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			cur := &corev1.Namespace{}
+			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Name: ns}, cur)).To(Succeed())
+			cur.Annotations = map[string]string{workv1alpha1.AnnotationFleetClusterSelector: "env=prod"}
+			g.Expect(fleetClient.Update(ctx, cur)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(nsEvents(g, ns)).To(ContainElement(workv1alpha1.EventFleetInvalidOptIn))
+		}, timeout, interval).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(deploymentShares(g, "web")).To(HaveLen(3))
+		}, 2*time.Second, interval).Should(Succeed())
+
+		// A PMW named fleet that someone else made is theirs: reported, not touched.
+		theirs := fw.NewNamespace("fleet-theirs")
+		Expect(k8s.Create(ctx, framework.Placement("p", theirs))).To(Succeed())
+		mine := &workv1alpha1.PlacementManifestWork{ObjectMeta: metav1.ObjectMeta{Name: workv1alpha1.FleetGeneratedName, Namespace: theirs},
+			Spec: workv1alpha1.PlacementManifestWorkSpec{PlacementRef: &workv1alpha1.LocalPlacementReference{Name: "p"},
+				ManifestWorkTemplate: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{
+					{RawExtension: runtime.RawExtension{Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"mine","namespace":"` + theirs + `"}}`)}}}}}}}
+		Expect(k8s.Create(ctx, mine)).To(Succeed())
+		Expect(fleetClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: theirs,
+			Labels: map[string]string{workv1alpha1.LabelFleetPlacement: "p"}}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(nsEvents(g, theirs)).To(ContainElement(workv1alpha1.EventFleetNotGenerated))
+		}, timeout, interval).Should(Succeed())
+		Consistently(func(g Gomega) {
+			cur := &workv1alpha1.PlacementManifestWork{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(mine), cur)).To(Succeed())
+			g.Expect(cur.Labels).NotTo(HaveKey(workv1alpha1.LabelFleetGenerated))
+			g.Expect(manifestNames(g, cur)).To(Equal([]string{"ConfigMap/mine"}))
+		}, 2*time.Second, interval).Should(Succeed())
+	})
 })
 
+// eventReasonsOn are the reasons of the events (events.k8s.io) on c in namespace ns (all when "") regarding the object of kind and
+// name.
+func eventReasonsOn(g Gomega, c client.Client, ns, kind, name string) []string {
+	evs := &eventsv1.EventList{}
+	opts := []client.ListOption{}
+	if ns != "" {
+		opts = append(opts, client.InNamespace(ns))
+	}
+	g.Expect(c.List(context.Background(), evs, opts...)).To(Succeed())
+	var out []string
+	for _, e := range evs.Items {
+		if e.Regarding.Kind == kind && e.Regarding.Name == name {
+			out = append(out, e.Reason)
+		}
+	}
+	return out
+}
+
+// widgetCRD is a namespaced custom kind, example.io Widget, whose replicas are .spec.size.
+func widgetCRD() *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.io"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "example.io", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
+		},
+	}
+}
+
 // startFleetManager starts a manager on the suite's hub that runs only the fleet controller (the suite's manager
-// runs the PlacementManifestWork controller), reaching the fleet API server with fleetCfg; it stops when the
-// container ends.
-func startFleetManager(ctx context.Context, fleetCfg *rest.Config) {
+// runs the PlacementManifestWork controller), reaching the fleet API server with fleetCfg, until stop is called.
+func startFleetManager(ctx context.Context, fleetCfg *rest.Config) (stop func()) {
 	m, err := ctrl.NewManager(fw.Config, ctrl.Options{
 		Scheme:                 controllers.Scheme(),
 		Cache:                  controllers.CacheOptions(),
@@ -272,10 +526,14 @@ func startFleetManager(ctx context.Context, fleetCfg *rest.Config) {
 		defer GinkgoRecover()
 		done <- m.Start(ctx)
 	}()
-	DeferCleanup(func() {
-		cancel()
-		Eventually(done, timeout, interval).Should(Receive(BeNil()))
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			Eventually(done, timeout, interval).Should(Receive(BeNil()))
+		})
+	}
+	return stop
 }
 
 func findDeploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {

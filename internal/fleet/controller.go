@@ -56,6 +56,21 @@ var perNamespace = map[fleet.Key]bool{
 	{Kind: "ServiceAccount", Name: "default"}:     true,
 }
 
+// apiServerOwn are the objects every API server keeps for itself in one namespace (the kubernetes Service and
+// its endpoints in default): each cluster has its own, which a copy would replace.
+var apiServerOwn = map[fleet.Key]bool{
+	{Kind: "Service", Namespace: "default", Name: "kubernetes"}:                                  true,
+	{Kind: "Endpoints", Namespace: "default", Name: "kubernetes"}:                                true,
+	{Group: "discovery.k8s.io", Kind: "EndpointSlice", Namespace: "default", Name: "kubernetes"}: true,
+}
+
+// clusterOwn tells whether the object of gvk named name in ns is one the API server or its controllers make
+// themselves (perNamespace, apiServerOwn): not a fleet object.
+func clusterOwn(gvk schema.GroupVersionKind, ns, name string) bool {
+	return perNamespace[fleet.Key{Group: gvk.Group, Kind: gvk.Kind, Name: name}] ||
+		apiServerOwn[fleet.Key{Group: gvk.Group, Kind: gvk.Kind, Namespace: ns, Name: name}]
+}
+
 // The fleet controller's permissions on the hub (only used when the manager runs with --fleet-kubeconfig): it
 // reads whether the hub namespace exists through the manager's cache, server-side applies and deletes the
 // generated PlacementManifestWork and Placement, sets its ConditionFleetObjectsDelivered, and reads their
@@ -330,7 +345,7 @@ func (r *Reconciler) readObjects(ctx context.Context, in *inputs) error {
 		}
 		live := metas.Items[:0]
 		for _, m := range metas.Items {
-			if m.DeletionTimestamp == nil && !perNamespace[fleet.Key{Group: gvk.Group, Kind: gvk.Kind, Name: m.Name}] {
+			if m.DeletionTimestamp == nil && !clusterOwn(gvk, ns, m.Name) {
 				live = append(live, m)
 			}
 		}

@@ -1,0 +1,54 @@
+package fleet
+
+import (
+	"slices"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func TestClusterOwn(t *testing.T) {
+	svc := schema.GroupVersionKind{Version: "v1", Kind: "Service"}
+	cases := []struct {
+		gvk      schema.GroupVersionKind
+		ns, name string
+		want     bool
+	}{
+		{svc, "default", "kubernetes", true},
+		{svc, "shop", "kubernetes", false}, // a user's Service of that name elsewhere is theirs
+		{svc, "default", "web", false},
+		{schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, "shop", "kube-root-ca.crt", true},
+		{schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}, "shop", "default", true},
+		{schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}, "shop", "builder", false},
+		{schema.GroupVersionKind{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}, "default", "kubernetes", true},
+	}
+	for _, c := range cases {
+		if got := clusterOwn(c.gvk, c.ns, c.name); got != c.want {
+			t.Errorf("clusterOwn(%s, %s/%s) = %v, want %v", c.gvk.Kind, c.ns, c.name, got, c.want)
+		}
+	}
+}
+
+func TestNamespacedKinds(t *testing.T) {
+	lists := []*metav1.APIResourceList{
+		{GroupVersion: "v1", APIResources: []metav1.APIResource{
+			{Name: "configmaps", Kind: "ConfigMap", Namespaced: true, Verbs: []string{"get", "list", "watch"}},
+			{Name: "pods/status", Kind: "Pod", Namespaced: true, Verbs: []string{"get", "patch"}},
+			{Name: "events", Kind: "Event", Namespaced: true, Verbs: []string{"list", "watch"}},
+			{Name: "nodes", Kind: "Node", Namespaced: false, Verbs: []string{"list", "watch"}},
+			{Name: "bindings", Kind: "Binding", Namespaced: true, Verbs: []string{"create"}},
+		}},
+		{GroupVersion: "cluster.open-cluster-management.io/v1beta1", APIResources: []metav1.APIResource{
+			{Name: "placements", Kind: "Placement", Namespaced: true, Verbs: []string{"list", "watch"}},
+		}},
+		{GroupVersion: "example.io/v1", APIResources: []metav1.APIResource{
+			{Name: "widgets", Kind: "Widget", Namespaced: true, Verbs: []string{"list", "watch"}},
+		}},
+	}
+	got := namespacedKinds(lists)
+	want := []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}, {Group: "example.io", Version: "v1", Kind: "Widget"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("namespacedKinds = %v, want %v", got, want)
+	}
+}

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, etcd (and, on request, kube-controller-manager and kube-scheduler) from Go modules
+# Builds kube-apiserver, etcd (and, on request, kube-controller-manager, kube-scheduler and kubectl) from Go modules
 # into bin/kube/<version>/ and prints that directory. The build happens once; later calls reuse the cache. The
 # version is the one of k8s.io/kubernetes pinned in hack/tools/kube/go.mod.
 #
 #   hack/kube-binaries.sh                 # envtest's pair: kube-apiserver and etcd
-#   hack/kube-binaries.sh --all           # also kube-controller-manager and kube-scheduler (e2e spokes)
+#   hack/kube-binaries.sh --all           # also kube-controller-manager and kube-scheduler (e2e spokes) and
+#                                         # kubectl (the e2e's transparent-mode spec runs it)
 #
 # A KUBEBUILDER_ASSETS that already holds kube-apiserver and etcd wins, unless --all needs more.
 set -euo pipefail
@@ -14,7 +15,7 @@ tool_init kube k8s.io/kubernetes
 
 want=(kube-apiserver etcd)
 if [[ "${1:-}" == "--all" ]]; then
-  want+=(kube-controller-manager kube-scheduler)
+  want+=(kube-controller-manager kube-scheduler kubectl)
 fi
 
 have_all() {

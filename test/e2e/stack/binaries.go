@@ -14,7 +14,8 @@ import (
 
 // Binaries are the programs the stack runs, all built from Go modules by the repository's hack scripts.
 type Binaries struct {
-	// KubeDir holds kube-apiserver, etcd, kube-controller-manager and kube-scheduler (hack/kube-binaries.sh --all).
+	// KubeDir holds kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kubectl
+	// (hack/kube-binaries.sh --all).
 	KubeDir string
 	// OCMDir holds OCM's placement and work binaries (hack/ocm-binaries.sh).
 	OCMDir string
@@ -28,6 +29,9 @@ type Binaries struct {
 	Plugin string
 	// ScoreAgent is the score agent built from ./cmd/score-agent of this checkout, run once per spoke.
 	ScoreAgent string
+	// Kubectl is kubectl (hack/kube-binaries.sh --all, in KubeDir), which the transparent-mode scenario runs
+	// against the fleet API server.
+	Kubectl string
 }
 
 // BuildBinaries builds what is missing and returns where everything is. The scripts cache their builds under
@@ -39,6 +43,7 @@ func BuildBinaries(ctx context.Context, root string, progress io.Writer) (Binari
 	if b.KubeDir, err = runScript(ctx, root, progress, "hack/kube-binaries.sh", "--all"); err != nil {
 		return b, err
 	}
+	b.Kubectl = filepath.Join(b.KubeDir, "kubectl")
 	if b.OCMDir, err = runScript(ctx, root, progress, "hack/ocm-binaries.sh", "placement", "work"); err != nil {
 		return b, err
 	}

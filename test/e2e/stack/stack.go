@@ -11,6 +11,10 @@
 //     agent connected to the hub for the spoke's cluster namespace, and this project's score agent
 //     (cmd/score-agent) with a hub kubeconfig, as the work agent runs, answering to the addon name ScoreAddOn
 //     and allowed to probe loopback addresses (the scenarios' latency servers run in the test process).
+//   - The fleet API server: a kube-apiserver and etcd of their own with no CRDs and no controllers at all (no
+//     kube-controller-manager), so a Deployment stored there is a template. The manager runs with
+//     --fleet-kubeconfig pointing at it (transparent mode, docs/transparent.md); it acts only on namespaces
+//     opted in with a label, so the scenarios that write PlacementManifestWorks are unaffected.
 //
 // The stack plays OCM's registration: it registers every spoke as an accepted, available ManagedCluster in
 // the ManagedClusterSet "e2e" and binds the set to namespaces (BindClusterSet). docs/e2e.md describes it.
@@ -91,6 +95,8 @@ type Stack struct {
 	Dir    string
 	Hub    *Cluster
 	Spokes []*Cluster
+	// Fleet is the fleet API server of the transparent mode; its Client has client-go's scheme.
+	Fleet *Cluster
 
 	opts         Options
 	tmpDir       string
@@ -137,10 +143,11 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	}()
 
 	s.Hub = &Cluster{Name: "hub"}
+	s.Fleet = &Cluster{Name: "fleet"}
 	for i := range opts.Spokes {
 		s.Spokes = append(s.Spokes, &Cluster{Name: fmt.Sprintf("cluster%d", i+1)})
 	}
-	s.progress("starting %d API servers (hub and %d spokes) in %s", len(s.Spokes)+1, len(s.Spokes), s.Dir)
+	s.progress("starting %d API servers (hub, %d spokes and the fleet API server) in %s", len(s.Spokes)+2, len(s.Spokes), s.Dir)
 	if err := s.startAPIServers(); err != nil {
 		return nil, err
 	}
@@ -171,8 +178,8 @@ func (s *Stack) progress(format string, args ...any) {
 	_, _ = fmt.Fprintf(s.opts.Progress, "e2e stack: "+format+"\n", args...)
 }
 
-// startAPIServers starts every cluster's kube-apiserver and etcd at once: most of their start-up is waiting
-// (etcd, CRDs becoming established), so in parallel it takes about as long as one.
+// startAPIServers starts every cluster's kube-apiserver and etcd, and the fleet API server's, at once: most of
+// their start-up is waiting (etcd, CRDs becoming established), so in parallel it takes about as long as one.
 func (s *Stack) startAPIServers() error {
 	crds, err := envhub.CRDPaths()
 	if err != nil {
@@ -182,14 +189,18 @@ func (s *Stack) startAPIServers() error {
 	if err != nil {
 		return err
 	}
-	clusters := append([]*Cluster{s.Hub}, s.Spokes...)
+	clusters := append([]*Cluster{s.Hub, s.Fleet}, s.Spokes...)
 	errs := make([]error, len(clusters))
 	var wg sync.WaitGroup
 	for i, c := range clusters {
 		wg.Go(func() {
-			if c == s.Hub {
+			switch c {
+			case s.Hub:
 				errs[i] = s.startAPIServer(c, crds, false)
-			} else {
+			case s.Fleet:
+				// No CRDs: the transparent mode reads built-in kinds only.
+				errs[i] = s.startAPIServer(c, []string{}, false)
+			default:
 				errs[i] = s.startAPIServer(c, []string{filepath.Join(apiDir, appliedManifestWorkCRD)}, true)
 			}
 		})
@@ -237,7 +248,7 @@ func (s *Stack) startAPIServer(c *Cluster, crds []string, spoke bool) error {
 	}
 	c.env, c.Kubeconfig, c.Config = h.Env, h.Kubeconfig(e2eAdmin), h.UserConfig(e2eAdmin)
 	scheme := clientgoscheme.Scheme
-	if !spoke {
+	if c == s.Hub {
 		scheme = HubScheme()
 	}
 	if c.Client, err = client.New(c.Config, client.Options{Scheme: scheme}); err != nil {
@@ -323,7 +334,8 @@ func (s *Stack) startControllerManager(c *Cluster, controllers string, port int)
 	return s.startProcess(c.Name+"-kube-controller-manager", filepath.Join(s.opts.Binaries.KubeDir, "kube-controller-manager"), args)
 }
 
-// startHub starts the hub's garbage collector, the placement controller and the manager.
+// startHub starts the hub's garbage collector, the placement controller and the manager, the manager in
+// transparent mode with the fleet API server's kubeconfig.
 //
 // The garbage collector (a kube-controller-manager running only that controller) does on the hub what it does
 // on every real one, and OCM relies on it: the placement controller sets the Placement as owner of its
@@ -355,7 +367,8 @@ func (s *Stack) startHub(ctx context.Context) error {
 		return err
 	}
 	s.managerProbe = "http://127.0.0.1:" + strconv.Itoa(probePort) + "/readyz"
-	manager := []string{"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probePort)}
+	manager := []string{"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probePort),
+		"--fleet-kubeconfig=" + s.Fleet.Kubeconfig}
 	return s.startProcess("hub-manager", s.opts.Binaries.Manager, manager, "KUBECONFIG="+s.Hub.Kubeconfig)
 }
 
@@ -573,7 +586,7 @@ func (s *Stack) Stop() error {
 	}
 	wg.Wait()
 	// The API servers last: the processes above talk to them until they are gone.
-	for _, c := range append([]*Cluster{s.Hub}, s.Spokes...) {
+	for _, c := range append([]*Cluster{s.Hub, s.Fleet}, s.Spokes...) {
 		if c != nil && c.env != nil {
 			wg.Go(func() {
 				if err := c.env.Stop(); err != nil {

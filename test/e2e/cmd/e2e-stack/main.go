@@ -64,6 +64,7 @@ func run(spokes int, dir string, keep bool, labels string) error {
 	for _, c := range s.Spokes {
 		fmt.Printf("  kubectl --kubeconfig=%s ...   # %s\n", c.Kubeconfig, c.Name)
 	}
+	fmt.Printf("  kubectl --kubeconfig=%s ...   # the fleet API server (transparent mode, docs/transparent.md)\n", s.Fleet.Kubeconfig)
 	fmt.Printf("\nLogs: %s/logs/. ManagedClusterSet %q is bound to namespace %q. Ctrl-C stops everything.\n",
 		s.Dir, stack.ClusterSet, stack.BoundNamespace)
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -220,9 +221,15 @@ func (r *Reconciler) writeStatus(ctx context.Context, in inputs, tr fleet.Transl
 		if _, ok := tr.Generation[key]; !ok {
 			continue
 		}
-		reports := make([]fleet.ClusterReport, 0, len(hub.clusters))
+		reports := make([]fleet.ClusterReport, 0, len(hub.works))
 		for _, c := range hub.clusters {
 			reports = append(reports, hub.report(c, key, tr.Generation[key]))
+		}
+		// A cluster the placement left whose work stays until the move completes still serves.
+		for _, c := range hub.leaving() {
+			rep := hub.report(c, key, tr.Generation[key])
+			rep.Leaving = true
+			reports = append(reports, rep)
 		}
 		status, evs := fleet.Status(o, reports, r.now())
 		if status != nil && !equalJSON(status, o.Object["status"]) {
@@ -234,6 +241,19 @@ func (r *Reconciler) writeStatus(ctx context.Context, in inputs, tr fleet.Transl
 	}
 	r.forgetEvents(in.ns.Name, keep...)
 	return nil
+}
+
+// leaving are the clusters with a work of the PlacementManifestWork that the placement no longer decides,
+// sorted: their works stay until the move completes (make before break) or the work is deleted.
+func (v hubView) leaving() []string {
+	var out []string
+	for c, w := range v.works {
+		if !slices.Contains(v.clusters, c) && w.DeletionTimestamp.IsZero() {
+			out = append(out, c)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // report is what cluster reports of the manifest key, whose fleet object is at generation.

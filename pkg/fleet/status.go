@@ -35,6 +35,11 @@ type ClusterReport struct {
 	Applied, Available bool
 	// Health is the manifest's verdict on the cluster (pkg/health); its message goes into the cluster's event.
 	Health health.Verdict
+	// Leaving is true for a cluster the placement no longer decides whose work stays until the move completes
+	// (make before break): its replicas still serve, so they count in replicas, ready and available, but not in
+	// updated, not among the clusters a replicated object wants, and it holds back neither observedGeneration
+	// nor a Job's completion, and has no event.
+	Leaving bool
 }
 
 // Event is something about one cluster for kubectl describe on the fleet object.
@@ -105,6 +110,12 @@ func Status(obj *unstructured.Unstructured, clusters []ClusterReport, now time.T
 		now:      metav1.NewTime(now.UTC().Truncate(time.Second)),
 	}
 	v.split, _ = wantSplit(obj, nil)
+	v.clusters = slices.DeleteFunc(v.clusters, func(c ClusterReport) bool {
+		if c.Leaving {
+			v.leaving = append(v.leaving, c)
+		}
+		return c.Leaving
+	})
 	slices.SortFunc(v.clusters, func(a, b ClusterReport) int { return strings.Compare(a.Cluster, b.Cluster) })
 	gk := obj.GroupVersionKind().GroupKind()
 	var status any
@@ -134,12 +145,13 @@ func Status(obj *unstructured.Unstructured, clusters []ClusterReport, now time.T
 }
 
 type view struct {
-	obj      *unstructured.Unstructured
-	name     string
-	gen      int64
-	split    bool
-	clusters []ClusterReport
-	now      metav1.Time
+	obj   *unstructured.Unstructured
+	name  string
+	gen   int64
+	split bool
+	// clusters are the decided clusters, sorted; leaving those still serving on the way out (Leaving).
+	clusters, leaving []ClusterReport
+	now               metav1.Time
 }
 
 // previous decodes the object's status into a typed status; an empty one when it has none or it does not
@@ -215,15 +227,25 @@ func (c replicaCounts) rolledOut() bool {
 	return c.hasSpec && c.updated >= c.spec && c.replicas <= c.updated && c.available >= c.updated
 }
 
-// sums adds the clusters' counts up; updated only of the clusters that carry and observed the current manifest.
+// sums adds the clusters' counts up; updated only of the decided clusters that carry and observed the current
+// manifest. leaving are the leaving clusters' counts, included in replicas, ready and available.
 type sums struct {
 	replicas, ready, available, updated int64
 	allCurrent                          bool
 	currentClusters                     int
+	leaving                             replicaCounts
 }
 
+// sum adds up the counts of every cluster, and returns the decided clusters' own (in v.clusters' order).
 func (v view) sum() (sums, []replicaCounts) {
 	s := sums{allCurrent: true}
+	for _, c := range v.leaving {
+		l := countsOf(c.Feedback)
+		s.leaving.replicas += l.replicas
+		s.leaving.ready += l.ready
+		s.leaving.available += l.available
+	}
+	s.replicas, s.ready, s.available = s.leaving.replicas, s.leaving.ready, s.leaving.available
 	per := make([]replicaCounts, len(v.clusters))
 	for i, c := range v.clusters {
 		per[i] = countsOf(c.Feedback)
@@ -374,7 +396,7 @@ func (v view) statefulSet() *appsv1.StatefulSetStatus {
 	want := v.want(v.specReplicas())
 	s, per := v.sum()
 	settled := true
-	s.ready, s.available = 0, 0
+	s.ready, s.available = s.leaving.ready, s.leaving.available
 	for i, c := range v.clusters {
 		// kubectl rollout status compares readyReplicas with spec.replicas: a cluster's surplus of ready
 		// replicas (scaling down) must not make up for another's shortage.
@@ -446,6 +468,13 @@ func (v view) daemonSet() *appsv1.DaemonSetStatus {
 	v.previous(&prev)
 	var desired, ready, available, updated int64
 	allCurrent := true
+	for _, c := range v.leaving {
+		d := c.Feedback.Count(health.DesiredNumberScheduled)
+		r := min(c.Feedback.Count(health.NumberReady), d)
+		desired += d
+		ready += r
+		available += min(c.Feedback.Count(health.NumberAvailable), r)
+	}
 	for _, c := range v.clusters {
 		d := c.Feedback.Count(health.DesiredNumberScheduled)
 		r := min(c.Feedback.Count(health.NumberReady), d)

@@ -60,6 +60,8 @@ func unobserved(r ClusterReport) ClusterReport {
 	return r
 }
 
+func leaving(r ClusterReport) ClusterReport { r.Leaving = true; return r }
+
 func missing(cluster string) ClusterReport {
 	return ClusterReport{Cluster: cluster, Health: health.Verdict{State: health.Progressing, Message: "no ManifestWork yet"}}
 }
@@ -124,6 +126,22 @@ func TestDeploymentStatus(t *testing.T) {
 			clusters: []ClusterReport{replicasReport("eu-1", 3, 3, 3, 3, 3), unobserved(replicasReport("eu-2", 3, 3, 3, 3, 3))},
 			want: appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 6, UpdatedReplicas: 3, ReadyReplicas: 6, AvailableReplicas: 6,
 				Conditions: []appsv1.DeploymentCondition{available, progressing(3, 6, 1, 2)}},
+		},
+		"a move: the leaving clusters' replicas keep it available while the new cluster starts": {
+			obj: web("status.observedGeneration", 4), // a move changes no generation
+			clusters: []ClusterReport{leaving(replicasReport("eu-1", 3, 3, 3, 3, 3)), leaving(replicasReport("eu-2", 3, 3, 3, 3, 3)),
+				missing("us-1")},
+			want: appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 6, UpdatedReplicas: 0, ReadyReplicas: 6, AvailableReplicas: 6,
+				Conditions: []appsv1.DeploymentCondition{available, progressing(0, 6, 0, 1)}},
+			wantAvailable: true,
+			wantEvents:    []Event{{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster us-1: no ManifestWork yet"}},
+		},
+		"a move half done: the old replicas pending termination are the leaving clusters'": {
+			obj:      web("status.observedGeneration", 4),
+			clusters: []ClusterReport{leaving(replicasReport("eu-1", 3, 3, 3, 3, 3)), replicasReport("us-1", 6, 6, 6, 6, 6)},
+			want: appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 9, UpdatedReplicas: 6, ReadyReplicas: 9, AvailableReplicas: 9,
+				Conditions: []appsv1.DeploymentCondition{available, progressing(6, 9, 1, 1)}},
+			wantAvailable: true,
 		},
 		"a cluster without a work yet counts as 0 ready": {
 			obj:      web(),

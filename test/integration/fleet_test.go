@@ -208,6 +208,15 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		Eventually(func(g Gomega) {
 			g.Expect(deploymentShares(g, "web")).To(HaveLen(3))
 		}, timeout, interval).Should(Succeed())
+		reportReady("web")
+		fleetDeployment := func(g Gomega) *appsv1.Deployment {
+			d := &appsv1.Deployment{}
+			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			return d
+		}
+		Eventually(func(g Gomega) {
+			g.Expect(fleetDeployment(g).Status.AvailableReplicas).To(BeEquivalentTo(6))
+		}, timeout, interval).Should(Succeed())
 		others := fw.NewClusters(2)
 		Expect(k8s.Create(ctx, framework.Placement("q", ns))).To(Succeed())
 		fw.Decide(ns, "q", "q-decision-1", others...)
@@ -219,7 +228,16 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		}, timeout, interval).Should(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(translated(g).Spec.PlacementRef).To(Equal(&workv1alpha1.LocalPlacementReference{Name: "q"}))
+			g.Expect(deploymentShares(g, "web")).To(HaveLen(5), "the new clusters have works beside the leaving ones")
 		}, timeout, interval).Should(Succeed())
+		// Until the new clusters report, the leaving ones still serve: the fleet's status says so.
+		Consistently(func(g Gomega) {
+			d := fleetDeployment(g)
+			g.Expect(d.Status.AvailableReplicas).To(BeEquivalentTo(6))
+			c := findDeploymentCondition(d, appsv1.DeploymentAvailable)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(corev1.ConditionTrue))
+		}, 2*time.Second, interval).Should(Succeed())
 		// The agents of the new clusters report, so the move completes: the Deployment runs 6 replicas there.
 		clusters = others
 		reportReady("web")

@@ -9,6 +9,8 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 )
 
 // ANSI sequences. The view is redrawn over the previous frame (home, then clear each line's rest and
@@ -78,7 +80,7 @@ func (r *runner) watch(ctx context.Context, c client.Reader) error {
 			switch {
 			case r.cfg.Once && r.res.Settled:
 				r.show(body, true)
-				r.say("All %d samples are applied, available and ready on all %d clusters (%s after start)",
+				r.say("All %d samples are applied, available and ready on their clusters of %d (%s after start)",
 					len(r.res.Samples), r.cfg.Clusters, time.Since(r.start).Round(100*time.Millisecond))
 				return nil
 			case r.cfg.Terminal:
@@ -139,6 +141,8 @@ func (r *runner) header(up time.Duration) string {
 	fmt.Fprintf(&b, "PlacementManifestWork sandbox: %d clusters, up %s. %s\n", r.cfg.Clusters, up, stop)
 	fmt.Fprintf(&b, "  export KUBECONFIG=%s\n", r.res.Kubeconfig)
 	fmt.Fprintf(&b, "  kubectl get pmw -A | kubectl get manifestworks -A | kubectl label managedcluster cluster1 region=eu-west --overwrite\n")
+	fmt.Fprintf(&b, "  transparent mode: kubectl -n %s rollout status deployment/web | kubectl annotate namespace %s %s=region=us-east --overwrite\n",
+		FleetNamespace, FleetNamespace, workv1alpha1.AnnotationFleetClusterSelector)
 	logs := make([]string, 0, len(r.logs))
 	for _, l := range r.logs {
 		logs = append(logs, filepath.Base(l))

@@ -157,10 +157,22 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		return res, err
 	}
 
-	r.say("Starting the PlacementManifestWork manager, the simulated work agents and the clusters' score agents")
+	r.say("Starting the PlacementManifestWork manager (with transparent mode: the hub is its fleet API server), the simulated work agents and the clusters' score agents")
 	if err := r.startManagers(ctx, cfgFast, c, names); err != nil {
 		return res, err
 	}
+
+	gcCtx, stopGC := context.WithCancel(ctx)
+	gcDone := make(chan struct{})
+	go func() {
+		defer close(gcDone)
+		collectGarbage(gcCtx, c, gcInterval)
+	}()
+	r.onStop(func() error {
+		stopGC()
+		<-gcDone
+		return nil
+	})
 
 	r.say("Starting OCM's placement controller (%s)", filepath.Join(ocmDir, "placement"))
 	r.placementBin, r.kubeconfig = filepath.Join(ocmDir, "placement"), h.kubeconfig

@@ -201,7 +201,7 @@ var _ = Describe("Transparent mode: kubectl against a fleet API server", Ordered
 			WithContext(ctx).WithTimeout(convergeTimeout).WithPolling(poll).Should(Succeed())
 	})
 
-	It("moves the workload to another spoke when the namespace is relabelled, a replica available on the spokes throughout", func(ctx SpecContext) {
+	It("moves the workload to another spoke when the namespace is relabelled, a replica available on the spokes and Available on the fleet API server throughout", func(ctx SpecContext) {
 		var (
 			start       time.Time
 			samples     int
@@ -235,7 +235,8 @@ var _ = Describe("Transparent mode: kubectl against a fleet API server", Ordered
 			if sum == 0 {
 				StopTrying(fmt.Sprintf("no replica available on any spoke %s into the move (available by spoke: %v)", now.Sub(start).Round(time.Millisecond), per)).Now()
 			}
-			// What the fleet API server says meanwhile, recorded (not asserted) for the report.
+			// What the fleet API server says meanwhile: asserted after the move (the spokes' truth first), and in
+			// the report.
 			d := &appsv1.Deployment{}
 			fleetSaw := "unread"
 			if err := stk.Fleet.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: app}, d); err == nil {
@@ -272,6 +273,9 @@ var _ = Describe("Transparent mode: kubectl against a fleet API server", Ordered
 		AddReportEntry("move", report)
 		GinkgoWriter.Println(report)
 		Expect(minAvail).To(BeNumerically(">", 0))
+		// The status on the fleet API server tells the same truth: the leaving spokes still serve.
+		Expect(fleetNotAvl).To(BeZero(), "samples where the fleet Deployment was not Available while the spokes served")
+		Expect(fleetMin).To(BeNumerically(">", 0), "the fewest availableReplicas the fleet API server showed")
 
 		Expect(getPMW(ctx, Default, generated()).Spec.PlacementRef.Name).To(Equal(single), "the generated PMW's placementRef")
 		By("kubectl rollout status and wait against the fleet API server after the move")

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/fleet"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -50,5 +51,30 @@ func TestNamespacedKinds(t *testing.T) {
 	want := []schema.GroupVersionKind{{Version: "v1", Kind: "ConfigMap"}, {Group: "example.io", Version: "v1", Kind: "Widget"}}
 	if !slices.Equal(got, want) {
 		t.Errorf("namespacedKinds = %v, want %v", got, want)
+	}
+}
+
+func TestLeftOutMessage(t *testing.T) {
+	pod := func(name string) fleet.Unsupported {
+		return fleet.Unsupported{Key: fleet.Key{Kind: "Pod", Namespace: "shop", Name: name}, Reason: fleet.ReasonUnsupportedKind, Message: "bare"}
+	}
+	owned := fleet.Unsupported{Key: fleet.Key{Group: "apps", Kind: "ReplicaSet", Namespace: "shop", Name: "web-1"}, Reason: fleet.ReasonOwned, Message: "owned"}
+	cases := map[string]struct {
+		in   []fleet.Unsupported
+		want string
+	}{
+		"nothing left out":           {nil, ""},
+		"owned objects are expected": {[]fleet.Unsupported{owned}, ""},
+		"one": {[]fleet.Unsupported{owned, pod("a")},
+			"1 object of the fleet namespace is not delivered: Pod shop/a (UnsupportedKind: bare)"},
+		"more than are named": {[]fleet.Unsupported{pod("a"), pod("b"), pod("c"), pod("d"), pod("e"), pod("f"), pod("g")},
+			"7 objects of the fleet namespace are not delivered: Pod shop/a (UnsupportedKind: bare); Pod shop/b (UnsupportedKind: bare); " +
+				"Pod shop/c (UnsupportedKind: bare); Pod shop/d (UnsupportedKind: bare); Pod shop/e (UnsupportedKind: bare); " +
+				"and 2 more (kubectl get events on the fleet API server)"},
+	}
+	for name, c := range cases {
+		if got := leftOutMessage(c.in); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", name, got, c.want)
+		}
 	}
 }

@@ -181,7 +181,7 @@ func leftOutMessage(unsupported []fleet.Unsupported) string {
 	if n == 0 {
 		return ""
 	}
-	msg := fmt.Sprintf("%d %s of the fleet namespace not delivered: %s", n, plural(n, "object is", "objects are"), strings.Join(parts, "; "))
+	msg := fmt.Sprintf("%d %s of the fleet namespace %s not delivered: %s", n, plural(n, "object", "objects"), plural(n, "is", "are"), strings.Join(parts, "; "))
 	if n > len(parts) {
 		msg += fmt.Sprintf("; and %d more (kubectl get events on the fleet API server)", n-len(parts))
 	}

@@ -357,7 +357,7 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonFleetObjectsLeftOut))
-			g.Expect(c.Message).To(ContainSubstring("1 object is of the fleet namespace not delivered"))
+			g.Expect(c.Message).To(ContainSubstring("1 object of the fleet namespace is not delivered"))
 			g.Expect(c.Message).To(ContainSubstring("Pod " + ns + "/debug"))
 			g.Expect(c.Message).NotTo(ContainSubstring("Placement"))
 			g.Expect(manifestNames(g, cur)).To(Equal([]string{"Namespace/" + ns, "Deployment/web"}))

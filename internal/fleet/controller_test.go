@@ -4,9 +4,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/fleet"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/fleet"
 )
 
 func TestClusterOwn(t *testing.T) {

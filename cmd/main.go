@@ -36,7 +36,7 @@ func main() {
 	flag.IntVar(&opts.MaxConcurrentReconciles, "concurrent-reconciles", 8, "PlacementManifestWorks reconciled at once.")
 	flag.IntVar(&opts.MaxConcurrentWrites, "concurrent-writes", 64, "ManifestWork writes one reconcile runs in parallel.")
 	flag.IntVar(&opts.MaxManifestBytes, "max-manifest-bytes", 500*1024, "Largest total size of one ManifestWork's manifests; match the hub's OCM limit.")
-	flag.StringVar(&fleetKubeconfig, "fleet-kubeconfig", "", "Kubeconfig of the fleet API server whose opted-in namespaces are delivered to the clusters (transparent mode, experimental: docs/transparent.md; the chart's ClusterRole grants what it needs on the hub); off when empty.")
+	flag.StringVar(&fleetKubeconfig, "fleet-kubeconfig", "", "Kubeconfig of the fleet API server whose opted-in namespaces are delivered to the clusters (transparent mode: docs/transparent.md; the chart's fleetAPIServer values set it); off when empty.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()

@@ -328,19 +328,7 @@ func TestHelmTemplateRejects(t *testing.T) {
 		"an unknown interpreter excluded":  {[]string{"interpreters.install=true", "interpreters.exclude={rollouts.argoproj.io,nope}"}, "interpreters.exclude names nope, which is not a shipped interpreter"},
 		"interpreters.install not boolean": {[]string{"interpreters.install=yes"}, "interpreters"},
 	} {
-		t.Run(name, func(t *testing.T) {
-			args := []string{"template", "x", chartDir}
-			for _, s := range tc.set {
-				args = append(args, "--set", s)
-			}
-			out, err := runErr(helmBin(t), args...)
-			if err == nil {
-				t.Fatalf("rendered:\n%s", out)
-			}
-			if !strings.Contains(err.Error(), tc.message) {
-				t.Errorf("error %v, want one containing %q", err, tc.message)
-			}
-		})
+		t.Run(name, func(t *testing.T) { expectRenderRefused(t, tc.set, tc.message) })
 	}
 }
 
@@ -423,4 +411,20 @@ func selects(selector, labels map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// expectRenderRefused renders the chart with set and expects helm to refuse it with an error containing message.
+func expectRenderRefused(t *testing.T, set []string, message string) {
+	t.Helper()
+	args := []string{"template", "x", chartDir}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	out, err := runErr(helmBin(t), args...)
+	if err == nil {
+		t.Fatalf("rendered:\n%s", out)
+	}
+	if !strings.Contains(err.Error(), message) {
+		t.Errorf("error %v, want one containing %q", err, message)
+	}
 }

@@ -144,6 +144,12 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		return cur
 	}
 
+	// optIn creates the fleet namespace name, opted in with the Placement placement.
+	optIn := func(name, placement string) {
+		Expect(fleetClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels: map[string]string{workv1alpha1.LabelFleetPlacement: placement}}})).To(Succeed())
+	}
+
 	BeforeEach(func() {
 		// The hub namespace, with its Placement decided, exists before the fleet namespace opts in: an
 		// administrator makes it (with a ManagedClusterSetBinding on a real hub).
@@ -152,8 +158,7 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		clusters = fw.NewClusters(3)
 		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
 		fw.Decide(ns, "p", "p-decision-1", clusters...)
-		Expect(fleetClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
-			Labels: map[string]string{workv1alpha1.LabelFleetPlacement: "p"}}})).To(Succeed())
+		optIn(ns, "p")
 		Expect(fleetClient.Create(ctx, deployment("web", 6))).To(Succeed())
 	})
 
@@ -448,8 +453,7 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		nsEvents := func(g Gomega, name string) []string { return eventReasonsOn(g, fleetClient, "", "Namespace", name) }
 		// No hub namespace of the same name: nothing is written on the hub.
 		lonely := "fleet-lonely-" + strings.ToLower(rand.String(5))
-		Expect(fleetClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: lonely,
-			Labels: map[string]string{workv1alpha1.LabelFleetPlacement: "p"}}})).To(Succeed())
+		optIn(lonely, "p")
 		Eventually(func(g Gomega) {
 			g.Expect(nsEvents(g, lonely)).To(ContainElement(workv1alpha1.EventFleetHubNamespaceMissing))
 		}, timeout, interval).Should(Succeed())
@@ -479,8 +483,7 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 				ManifestWorkTemplate: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{
 					{RawExtension: runtime.RawExtension{Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"mine","namespace":"` + theirs + `"}}`)}}}}}}}
 		Expect(k8s.Create(ctx, mine)).To(Succeed())
-		Expect(fleetClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: theirs,
-			Labels: map[string]string{workv1alpha1.LabelFleetPlacement: "p"}}})).To(Succeed())
+		optIn(theirs, "p")
 		Eventually(func(g Gomega) {
 			g.Expect(nsEvents(g, theirs)).To(ContainElement(workv1alpha1.EventFleetNotGenerated))
 		}, timeout, interval).Should(Succeed())

@@ -31,6 +31,7 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/placementdecision"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/text"
 )
 
 // PreviewAction is what the manager would do to one cluster's ManifestWork.
@@ -283,7 +284,7 @@ func placementNote(pmw *workv1alpha1.PlacementManifestWork, obs *observation) st
 	case obs.undecided != "":
 		return obs.undecided + ": nothing is written until it is decided, and the delivered ManifestWorks are kept"
 	default:
-		return fmt.Sprintf("Placement %s decides %s", obs.placementName, plural(len(obs.clusters), "cluster", "clusters"))
+		return fmt.Sprintf("Placement %s decides %s", obs.placementName, text.Count(len(obs.clusters), "cluster", "clusters"))
 	}
 }
 
@@ -757,7 +758,7 @@ func (r *PreviewResult) printText(w io.Writer) error {
 		}
 	}
 	if (r.RolloutStrategy != string(clusterv1alpha1.All) && first > 0) || counts[ActionHeld] > 0 {
-		fmt.Fprintf(&b, "Rollout %s: %s first (*), %d held\n", r.RolloutStrategy, plural(first, "cluster gets the new template", "clusters get the new template"), counts[ActionHeld])
+		fmt.Fprintf(&b, "Rollout %s: %s first (*), %d held\n", r.RolloutStrategy, text.Count(first, "cluster gets the new template", "clusters get the new template"), counts[ActionHeld])
 	}
 	if len(r.Clusters) > 0 {
 		b.WriteString("\n")
@@ -800,13 +801,6 @@ func sharesText(shares map[string]int32) string {
 		parts[i] = fmt.Sprintf("%s=%d", k, shares[k])
 	}
 	return strings.Join(parts, ", ")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 func orNone(s string) string {

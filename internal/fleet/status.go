@@ -24,6 +24,7 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/revision"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/text"
 )
 
 // hubView is what the hub says of the generated PlacementManifestWork's clusters.
@@ -181,18 +182,11 @@ func leftOutMessage(unsupported []fleet.Unsupported) string {
 	if n == 0 {
 		return ""
 	}
-	msg := fmt.Sprintf("%d %s of the fleet namespace %s not delivered: %s", n, plural(n, "object", "objects"), plural(n, "is", "are"), strings.Join(parts, "; "))
+	msg := fmt.Sprintf("%s of the fleet namespace %s not delivered: %s", text.Count(n, "object", "objects"), text.Plural(n, "is", "are"), strings.Join(parts, "; "))
 	if n > len(parts) {
 		msg += fmt.Sprintf("; and %d more (kubectl get events on the fleet API server)", n-len(parts))
 	}
 	return msg
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // writeStatus writes the status of each translated object on the fleet API server from its clusters, and

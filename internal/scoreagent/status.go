@@ -13,6 +13,7 @@ import (
 
 	scoresv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/scores/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/scoreagent"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/text"
 )
 
 // The API's bounds on a status score's raw measurement and message.
@@ -98,8 +99,8 @@ func generatorStatus(gen *scoresv1alpha1.AddOnPlacementScoreGenerator, v verdict
 			failed+"; nothing was written, and the scores written before stay until their validUntil")
 	default:
 		set(scoresv1alpha1.ConditionMeasured, true, scoresv1alpha1.ReasonMeasured, fmt.Sprintf(
-			"%d %s written to the AddOnPlacementScore %s, valid until %s",
-			len(m.scores), plural(len(m.scores), "score", "scores"), gen.Name, scoreagent.ValidUntil(m.at, validFor).UTC().Format(time.RFC3339)))
+			"%s written to the AddOnPlacementScore %s, valid until %s",
+			text.Count(len(m.scores), "score", "scores"), gen.Name, scoreagent.ValidUntil(m.at, validFor).UTC().Format(time.RFC3339)))
 	}
 	return st
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/scoreagent"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/scoreagent/guard"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/scoreagent/latency"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/text"
 )
 
 // settings are a generator's timing with the API's defaults applied.
@@ -106,7 +107,7 @@ func validate(reg *scoreagent.Registry, reqs []scoreagent.Request, fromOtherPlug
 	if len(problems) == 0 {
 		return verdict{reason: scoresv1alpha1.ReasonAccepted, message: fmt.Sprintf(
 			"every probe is allowed and every plugin known: %d %s, measured every %s, valid for %s",
-			len(reqs), plural(len(reqs), "score", "scores"), s.interval, s.validFor)}
+			len(reqs), text.Plural(len(reqs), "score", "scores"), s.interval, s.validFor)}
 	}
 	reason := scoresv1alpha1.ReasonInvalid
 	for _, p := range problems {
@@ -120,13 +121,6 @@ func validate(reg *scoreagent.Registry, reqs []scoreagent.Request, fromOtherPlug
 		}
 	}
 	return verdict{reason: reason, message: truncate(problems.Error()+". Nothing is measured until this is fixed", maxMessage)}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // truncate cuts s to at most n bytes, on a rune boundary, marking the cut.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/text"
 )
 
 // ClusterReport is what one cluster the namespace's placement decided reports of one fleet object.
@@ -319,14 +320,14 @@ func (v view) deployment() *appsv1.DeploymentStatus {
 	switch {
 	case len(timedOut) > 0:
 		st.Conditions = append(st.Conditions, v.deploymentCondition(prev.Conditions, appsv1.DeploymentProgressing, corev1.ConditionFalse,
-			reasonProgressDeadlineExceeded, fmt.Sprintf("Deployment %q has timed out progressing on %s %s.", v.name, pluralClusters(len(timedOut)), strings.Join(timedOut, ", "))))
+			reasonProgressDeadlineExceeded, fmt.Sprintf("Deployment %q has timed out progressing on %s %s.", v.name, text.Count(len(timedOut), "cluster", "clusters"), strings.Join(timedOut, ", "))))
 	case complete:
 		st.Conditions = append(st.Conditions, v.deploymentCondition(prev.Conditions, appsv1.DeploymentProgressing, corev1.ConditionTrue,
-			reasonNewReplicaSetAvailable, fmt.Sprintf("Deployment %q has successfully progressed on %s.", v.name, pluralClusters(len(v.clusters)))))
+			reasonNewReplicaSetAvailable, fmt.Sprintf("Deployment %q has successfully progressed on %s.", v.name, text.Count(len(v.clusters), "cluster", "clusters"))))
 	default:
 		st.Conditions = append(st.Conditions, v.deploymentCondition(prev.Conditions, appsv1.DeploymentProgressing, corev1.ConditionTrue,
 			reasonReplicaSetUpdated, fmt.Sprintf("Deployment %q is progressing: %d of %d replicas updated and %d available; %d of %s on generation %d.",
-				v.name, s.updated, want, s.available, s.currentClusters, pluralClusters(len(v.clusters)), v.gen)))
+				v.name, s.updated, want, s.available, s.currentClusters, text.Count(len(v.clusters), "cluster", "clusters"), v.gen)))
 	}
 	if len(failures) > 0 {
 		st.Conditions = append(st.Conditions, v.deploymentCondition(prev.Conditions, appsv1.DeploymentReplicaFailure, corev1.ConditionTrue,
@@ -501,12 +502,4 @@ func (v view) daemonSet() *appsv1.DaemonSetStatus {
 
 func int32Of(n int64) int32 {
 	return int32(min(max(n, 0), math.MaxInt32))
-}
-
-// pluralClusters is "1 cluster", "2 clusters".
-func pluralClusters(n int) string {
-	if n == 1 {
-		return "1 cluster"
-	}
-	return strconv.Itoa(n) + " clusters"
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/text"
 )
 
 // job is the fleet Job's status. The API server validates a Job's status transitions (the JobManagedBy
@@ -58,7 +59,7 @@ func (v view) job() *batchv1.JobStatus {
 	}
 	switch {
 	case jobTrue(prev.Conditions, batchv1.JobFailureTarget) || len(failedOn) > 0:
-		msg := "the Job failed on " + pluralClusters(len(failedOn)) + " " + strings.Join(failedOn, ", ")
+		msg := "the Job failed on " + text.Count(len(failedOn), "cluster", "clusters") + " " + strings.Join(failedOn, ", ")
 		if len(failedOn) == 0 {
 			msg = prevMessage(prev.Conditions, batchv1.JobFailureTarget)
 		}
@@ -74,7 +75,7 @@ func (v view) job() *batchv1.JobStatus {
 			completion = *st.StartTime
 		}
 		st.CompletionTime = &completion
-		msg := fmt.Sprintf("Reached expected number of succeeded pods on %s", pluralClusters(len(v.clusters)))
+		msg := fmt.Sprintf("Reached expected number of succeeded pods on %s", text.Count(len(v.clusters), "cluster", "clusters"))
 		st.Conditions = append(st.Conditions,
 			v.jobCondition(prev.Conditions, batchv1.JobSuccessCriteriaMet, reasonCompletionsReached, msg),
 			v.jobCondition(prev.Conditions, batchv1.JobComplete, reasonCompletionsReached, msg))

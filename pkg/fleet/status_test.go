@@ -15,6 +15,7 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/text"
 )
 
 var (
@@ -87,14 +88,14 @@ var (
 
 func progressed(n int) appsv1.DeploymentCondition {
 	return dcond(appsv1.DeploymentProgressing, corev1.ConditionTrue, "NewReplicaSetAvailable",
-		fmt.Sprintf("Deployment \"web\" has successfully progressed on %s.", pluralClusters(n)))
+		fmt.Sprintf("Deployment \"web\" has successfully progressed on %s.", text.Count(n, "cluster", "clusters")))
 }
 
 // progressing is the Progressing condition of web while its 6 replicas roll out.
 func progressing(updated, avail, current, n int) appsv1.DeploymentCondition {
 	return dcond(appsv1.DeploymentProgressing, corev1.ConditionTrue, "ReplicaSetUpdated",
 		fmt.Sprintf("Deployment \"web\" is progressing: %d of 6 replicas updated and %d available; %d of %s on generation 4.",
-			updated, avail, current, pluralClusters(n)))
+			updated, avail, current, text.Count(n, "cluster", "clusters")))
 }
 
 func TestDeploymentStatus(t *testing.T) {

@@ -80,7 +80,7 @@ func (r *runner) watch(ctx context.Context, c client.Reader) error {
 			switch {
 			case r.cfg.Once && r.res.Settled:
 				r.show(body, true)
-				r.say("All %d samples are applied, available and ready on their clusters of %d (%s after start)",
+				r.say("All %d samples are applied, available and ready on their clusters (%d in the sandbox; %s after start)",
 					len(r.res.Samples), r.cfg.Clusters, time.Since(r.start).Round(100*time.Millisecond))
 				return nil
 			case r.cfg.Terminal:

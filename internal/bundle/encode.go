@@ -8,36 +8,20 @@ import (
 	"slices"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/releaseutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
 
 // sortManifests orders manifests as Helm installs them (Namespaces, then ServiceAccounts, Secrets, ConfigMaps,
 // CRDs, RBAC, Services, workloads, ...; kinds Helm does not list last, by kind), then by group, namespace, name
 // and apiVersion, so the same objects give the same order whatever order they came in.
 func sortManifests(ms []*unstructured.Unstructured) {
-	rank := func(kind string) int {
-		if i := slices.Index(releaseutil.InstallOrder, kind); i >= 0 {
-			return i
-		}
-		return len(releaseutil.InstallOrder)
-	}
 	slices.SortStableFunc(ms, func(a, b *unstructured.Unstructured) int {
-		ga, gb := a.GroupVersionKind(), b.GroupVersionKind()
-		if c := rank(ga.Kind) - rank(gb.Kind); c != 0 {
-			return c
-		}
-		for _, p := range [][2]string{{ga.Kind, gb.Kind}, {ga.Group, gb.Group}, {a.GetNamespace(), b.GetNamespace()},
-			{a.GetName(), b.GetName()}, {ga.Version, gb.Version}} {
-			if c := strings.Compare(p[0], p[1]); c != 0 {
-				return c
-			}
-		}
-		return 0
+		return template.CompareInstallOrder(template.RefOf(a), template.RefOf(b))
 	})
 }
 

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/releaseutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -383,28 +382,12 @@ func namespaceManifest(namespace string) workv1.Manifest {
 	return workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}}
 }
 
-// installRank is the position of a kind in Helm's install order (Namespaces, ServiceAccounts, Secrets,
-// ConfigMaps, ..., Services, workloads, ...); kinds Helm does not list come last. internal/bundle orders its
-// manifests the same way.
-func installRank(kind string) int {
-	if i := slices.Index(releaseutil.InstallOrder, kind); i >= 0 {
-		return i
-	}
-	return len(releaseutil.InstallOrder)
-}
-
 func compareKeys(a Key, av string, b Key, bv string) int {
-	if c := installRank(a.Kind) - installRank(b.Kind); c != 0 {
-		return c
-	}
-	for _, p := range [][2]string{{a.Kind, b.Kind}, {a.Group, b.Group}, {a.Namespace, b.Namespace}, {a.Name, b.Name}, {av, bv}} {
-		if c := strings.Compare(p[0], p[1]); c != 0 {
-			return c
-		}
-	}
-	return 0
+	return template.CompareInstallOrder(
+		template.ObjectRef{Group: a.Group, Version: av, Kind: a.Kind, Namespace: a.Namespace, Name: a.Name},
+		template.ObjectRef{Group: b.Group, Version: bv, Kind: b.Kind, Namespace: b.Namespace, Name: b.Name})
 }
 
 func compareObjects(a, b *unstructured.Unstructured) int {
-	return compareKeys(KeyOf(a), a.GroupVersionKind().Version, KeyOf(b), b.GroupVersionKind().Version)
+	return template.CompareInstallOrder(template.RefOf(a), template.RefOf(b))
 }

@@ -113,9 +113,9 @@ type Reconciler struct {
 	interpreters *interpreter.Cache
 
 	mu sync.Mutex
-	// recorded holds the events last recorded per fleet object (or namespace), joined: an event is recorded
-	// again only when they change.
-	recorded map[fleet.Key]string
+	// recorded holds the events last recorded per fleet object (or namespace): an event is recorded when it is
+	// not among them.
+	recorded map[fleet.Key]map[fleet.Event]bool
 	// generations holds, per fleet namespace, the generations of the fleet objects each of the generated
 	// PlacementManifestWork's ControllerRevisions carries, by the revision's UID (their data never changes).
 	generations map[string]map[types.UID]map[fleet.Key]int64
@@ -377,6 +377,13 @@ func (r *Reconciler) interpretersOf(ctx context.Context) (*health.Interpreters, 
 // generated Placement. What is not labelled as generated is never removed.
 func (r *Reconciler) optOut(ctx context.Context, in inputs) error {
 	if in.pmw != nil && in.pmw.Labels[workv1alpha1.LabelFleetGenerated] == "true" && in.pmw.DeletionTimestamp == nil {
+		// The status the manager wrote said what the clusters ran; nothing will run there now. Cleared before
+		// the PMW goes, so a failure is retried while the PMW still says the namespace was delivered.
+		if in.ns != nil && in.ns.DeletionTimestamp == nil {
+			if err := r.clearStatuses(ctx, in.ns.Name); err != nil {
+				return err
+			}
+		}
 		if err := client.IgnoreNotFound(r.Hub.Delete(ctx, in.pmw)); err != nil {
 			return fmt.Errorf("delete the generated PlacementManifestWork: %w", err)
 		}
@@ -385,6 +392,31 @@ func (r *Reconciler) optOut(ctx context.Context, in inputs) error {
 	if in.placement != nil && in.placement.Labels[workv1alpha1.LabelFleetGenerated] == "true" && in.placement.DeletionTimestamp == nil {
 		if err := client.IgnoreNotFound(r.Hub.Delete(ctx, in.placement)); err != nil {
 			return fmt.Errorf("delete the generated Placement: %w", err)
+		}
+	}
+	return nil
+}
+
+// clearStatuses removes the status the manager wrote on the namespace's objects (fleet.WritesStatus): with the
+// namespace opted out, nothing runs them, and a status that says they are available would not be true.
+func (r *Reconciler) clearStatuses(ctx context.Context, ns string) error {
+	for _, gvk := range r.kinds.kinds() {
+		if !fleet.WritesStatus(gvk.GroupKind()) {
+			continue
+		}
+		metas := &metav1.PartialObjectMetadataList{}
+		metas.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := r.Fleet.List(ctx, metas, client.InNamespace(ns)); err != nil {
+			return fmt.Errorf("fleet %ss in %s: %w", gvk.Kind, ns, err)
+		}
+		for i := range metas.Items {
+			o := &unstructured.Unstructured{}
+			o.SetGroupVersionKind(gvk)
+			o.SetNamespace(ns)
+			o.SetName(metas.Items[i].Name)
+			if err := r.Fleet.Status().Patch(ctx, o, client.RawPatch(types.MergePatchType, []byte(`{"status":null}`))); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("clear the status of %s: %w", fleet.KeyOf(o), err)
+			}
 		}
 	}
 	return nil
@@ -436,25 +468,25 @@ func (r *Reconciler) apply(ctx context.Context, obj client.Object) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
 }
 
-// record records evs on obj with recorder when they differ from what was last recorded for key.
+// record records on obj, with recorder, those of evs that were not among the events last recorded for key: an
+// event is recorded once while it holds (one cluster recovering does not record the others' again), and again
+// when it comes back after it ended.
 func (r *Reconciler) record(obj runtime.Object, key fleet.Key, evs []fleet.Event, recorder events.EventRecorder) {
-	parts := make([]string, 0, len(evs))
+	now := make(map[fleet.Event]bool, len(evs))
 	for _, e := range evs {
-		parts = append(parts, e.Type+"/"+e.Reason+"/"+e.Message)
+		now[e] = true
 	}
-	joined := strings.Join(parts, "\n")
 	r.mu.Lock()
 	if r.recorded == nil {
-		r.recorded = map[fleet.Key]string{}
+		r.recorded = map[fleet.Key]map[fleet.Event]bool{}
 	}
-	last, seen := r.recorded[key]
-	r.recorded[key] = joined
+	last := r.recorded[key]
+	r.recorded[key] = now
 	r.mu.Unlock()
-	if seen && last == joined {
-		return
-	}
 	for _, e := range evs {
-		recorder.Eventf(obj, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+		if !last[e] {
+			recorder.Eventf(obj, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+		}
 	}
 }
 

@@ -4,8 +4,10 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/fleet"
 )
@@ -76,6 +78,42 @@ func TestLeftOutMessage(t *testing.T) {
 	for name, c := range cases {
 		if got := leftOutMessage(c.in); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", name, got, c.want)
+		}
+	}
+}
+
+func TestRecordOnlyNewEvents(t *testing.T) {
+	fake := events.NewFakeRecorder(20)
+	r := &Reconciler{}
+	obj := &corev1.ConfigMap{}
+	key := fleet.Key{Kind: "Deployment", Namespace: "shop", Name: "web"}
+	eu1 := fleet.Event{Type: corev1.EventTypeNormal, Reason: fleet.EventClusterProgressing, Message: "cluster eu-1: 0 of 2 ready"}
+	eu2 := fleet.Event{Type: corev1.EventTypeNormal, Reason: fleet.EventClusterProgressing, Message: "cluster eu-2: 1 of 2 ready"}
+	recorded := func() []string {
+		var out []string
+		for {
+			select {
+			case e := <-fake.Events:
+				out = append(out, e)
+			default:
+				return out
+			}
+		}
+	}
+	steps := []struct {
+		evs  []fleet.Event
+		want int
+	}{
+		{[]fleet.Event{eu1, eu2}, 2}, // both new
+		{[]fleet.Event{eu1, eu2}, 0}, // at rest
+		{[]fleet.Event{eu1}, 0},      // eu-2 recovered: eu-1's is not recorded again
+		{nil, 0},                     // all healthy
+		{[]fleet.Event{eu1}, 1},      // eu-1 falls back: a new occurrence
+	}
+	for i, s := range steps {
+		r.record(obj, key, s.evs, fake)
+		if got := recorded(); len(got) != s.want {
+			t.Errorf("step %d: recorded %v, want %d events", i, got, s.want)
 		}
 	}
 }

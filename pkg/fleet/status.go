@@ -145,6 +145,18 @@ func Status(obj *unstructured.Unstructured, clusters []ClusterReport, now time.T
 	return out, events
 }
 
+// WritesStatus tells whether Status computes a status for objects of the kind gk: the manager writes it, and
+// clears it when the namespace opts out.
+func WritesStatus(gk schema.GroupKind) bool {
+	switch gk {
+	case schema.GroupKind{Group: "apps", Kind: "Deployment"}, schema.GroupKind{Group: "apps", Kind: "StatefulSet"},
+		schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}, schema.GroupKind{Group: "apps", Kind: "DaemonSet"},
+		schema.GroupKind{Group: "batch", Kind: "Job"}:
+		return true
+	}
+	return false
+}
+
 type view struct {
 	obj   *unstructured.Unstructured
 	name  string

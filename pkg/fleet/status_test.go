@@ -606,3 +606,17 @@ func TestOtherKindsHaveNoStatus(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
+
+// WritesStatus names exactly the kinds Status computes a status for.
+func TestWritesStatus(t *testing.T) {
+	for _, o := range []*unstructured.Unstructured{
+		obj("apps/v1", "Deployment", "a"), obj("apps/v1", "StatefulSet", "a"), obj("apps/v1", "ReplicaSet", "a"),
+		obj("apps/v1", "DaemonSet", "a"), obj("batch/v1", "Job", "a"), obj("batch/v1", "CronJob", "a"),
+		obj("v1", "Service", "a"), obj("v1", "ConfigMap", "a"), obj("example.io/v1", "Deployment", "a"),
+	} {
+		status, _ := Status(o, nil, t0)
+		if got, want := WritesStatus(o.GroupVersionKind().GroupKind()), status != nil; got != want {
+			t.Errorf("WritesStatus(%s) = %v, but Status computes one: %v", o.GroupVersionKind().GroupKind(), got, want)
+		}
+	}
+}

@@ -265,9 +265,15 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		}, timeout, interval).Should(Succeed())
 	})
 
-	It("deletes the generated PMW, and with it the works, when the namespace opts out", func() {
+	It("deletes the generated PMW, and with it the works, when the namespace opts out, and clears the status it wrote", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(deploymentShares(g, "web")).To(HaveLen(3))
+		}, timeout, interval).Should(Succeed())
+		reportReady("web")
+		Eventually(func(g Gomega) {
+			d := &appsv1.Deployment{}
+			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			g.Expect(d.Status.ReadyReplicas).To(BeEquivalentTo(6))
 		}, timeout, interval).Should(Succeed())
 		Eventually(func(g Gomega) {
 			cur := &corev1.Namespace{}
@@ -280,6 +286,10 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the generated PMW is gone")
 			g.Expect(fw.WorksOf(g, pmw)).To(BeEmpty())
 		}, timeout, interval).Should(Succeed())
+		// Nothing runs it any more: the status no longer says it is available.
+		d := &appsv1.Deployment{}
+		Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+		Expect(d.Status).To(Equal(appsv1.DeploymentStatus{}))
 	})
 
 	It("reverts an edit of the generated PMW on the hub", func() {

@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -485,9 +486,20 @@ func (r *Reconciler) record(obj runtime.Object, key fleet.Key, evs []fleet.Event
 	r.mu.Unlock()
 	for _, e := range evs {
 		if !last[e] {
-			recorder.Eventf(obj, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+			recorder.Eventf(obj, relatedCluster(e.Cluster), e.Type, e.Reason, "Reconcile", "%s", e.Message)
 		}
 	}
+}
+
+// relatedCluster is the ManagedCluster an event is about, as its related object; nil for none.
+func relatedCluster(name string) runtime.Object {
+	if name == "" {
+		return nil
+	}
+	mc := &unstructured.Unstructured{}
+	mc.SetGroupVersionKind(schema.GroupVersionKind{Group: clusterv1.GroupName, Version: "v1", Kind: "ManagedCluster"})
+	mc.SetName(name)
+	return mc
 }
 
 // forget drops what is held of a namespace that is not opted in: its objects, its revisions' generations and

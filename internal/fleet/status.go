@@ -145,7 +145,7 @@ func (r *Reconciler) setDelivered(ctx context.Context, pmw *workv1alpha1.Placeme
 		cond.Message = msg
 		evs = append(evs, fleet.Event{Type: corev1.EventTypeWarning, Reason: workv1alpha1.EventFleetNotDelivered, Message: msg})
 	}
-	r.record(pmw, fleet.Key{Group: workv1alpha1.GroupVersion.Group, Kind: "PlacementManifestWork", Namespace: pmw.Namespace, Name: pmw.Name}, evs, r.HubRecorder)
+	r.record(pmw, pmwKey(pmw), evs, r.HubRecorder)
 	if cur := meta.FindStatusCondition(pmw.Status.Conditions, cond.Type); cur != nil && cur.Status == cond.Status &&
 		cur.Reason == cond.Reason && cur.Message == cond.Message && cur.ObservedGeneration == cond.ObservedGeneration {
 		return nil
@@ -160,6 +160,11 @@ func (r *Reconciler) setDelivered(ctx context.Context, pmw *workv1alpha1.Placeme
 		return fmt.Errorf("set %s on the generated PlacementManifestWork: %w", cond.Type, err)
 	}
 	return nil
+}
+
+// pmwKey is the key the events recorded on the generated PlacementManifestWork are remembered by.
+func pmwKey(pmw *workv1alpha1.PlacementManifestWork) fleet.Key {
+	return fleet.Key{Group: workv1alpha1.GroupVersion.Group, Kind: "PlacementManifestWork", Namespace: pmw.Namespace, Name: pmw.Name}
 }
 
 // maxLeftOutNamed bounds how many left-out objects the condition's message names.
@@ -200,7 +205,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, in inputs, tr fleet.Transl
 	for _, u := range tr.Unsupported {
 		leftOut[u.Key] = u
 	}
-	keep := []fleet.Key{{Kind: "Namespace", Name: in.ns.Name}}
+	keep := []fleet.Key{{Kind: "Namespace", Name: in.ns.Name}, pmwKey(pmw)}
 	for _, o := range in.objects {
 		key := fleet.KeyOf(o)
 		keep = append(keep, key)

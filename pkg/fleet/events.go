@@ -22,9 +22,9 @@ func (v view) events(gk schema.GroupKind) []Event {
 		reported := c.Applied || len(c.Feedback) > 0
 		switch {
 		case c.Health.State == health.Degraded:
-			out = append(out, Event{Type: corev1.EventTypeWarning, Reason: EventClusterDegraded, Message: clusterMessage(gk, c, true)})
+			out = append(out, Event{Type: corev1.EventTypeWarning, Reason: EventClusterDegraded, Message: clusterMessage(gk, c, true), Cluster: c.Cluster})
 		case c.Health.State == health.Progressing, c.Health.State == "" && !reported:
-			out = append(out, Event{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: clusterMessage(gk, c, false)})
+			out = append(out, Event{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: clusterMessage(gk, c, false), Cluster: c.Cluster})
 		}
 	}
 	return out

@@ -51,6 +51,10 @@ type Event struct {
 	Reason string
 	// Message starts with the cluster: "cluster eu-1: 0 of 2 ready".
 	Message string
+	// Cluster is the cluster the event is about; "" for one about the object (EventNoClusters). The controller
+	// records it as the event's related object, so each cluster's events are a series of their own: Kubernetes
+	// folds the events of one object with the same reason into one series otherwise, whatever their message.
+	Cluster string
 }
 
 // Condition reasons Status writes, as Kubernetes' own controllers write them where they have one.

@@ -55,8 +55,8 @@ func TestJobStatus(t *testing.T) {
 			clusters: []ClusterReport{jobReport("eu-1", 1, 0, 0, ""), jobReport("eu-2", 2, 1, 0, "")},
 			want:     batchv1.JobStatus{Active: 3, Succeeded: 1, StartTime: &t0m},
 			wantEvents: []Event{
-				{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-1: 1 active, 0 succeeded, 0 failed"},
-				{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 2 active, 1 succeeded, 0 failed"},
+				{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-1: 1 active, 0 succeeded, 0 failed", Cluster: "eu-1"},
+				{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 2 active, 1 succeeded, 0 failed", Cluster: "eu-2"},
 			},
 		},
 		"complete on one cluster only": {
@@ -64,7 +64,7 @@ func TestJobStatus(t *testing.T) {
 			clusters: []ClusterReport{jobReport("eu-1", 0, 1, 0, "complete"), jobReport("eu-2", 1, 0, 0, "")},
 			want:     batchv1.JobStatus{Active: 1, Succeeded: 1, StartTime: &started},
 			wantEvents: []Event{
-				{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 1 active, 0 succeeded, 0 failed"},
+				{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 1 active, 0 succeeded, 0 failed", Cluster: "eu-2"},
 			},
 		},
 		"complete on every cluster: Complete, with what status validation asks for": {
@@ -88,8 +88,8 @@ func TestJobStatus(t *testing.T) {
 				jcond(batchv1.JobFailureTarget, JobReasonFailedOnCluster, "the Job failed on 1 cluster eu-1", t0m),
 			}},
 			wantEvents: []Event{
-				{Type: corev1.EventTypeWarning, Reason: EventClusterDegraded, Message: "cluster eu-1: 0 active, 0 succeeded, 3 failed: BackoffLimitExceeded"},
-				{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 1 active, 0 succeeded, 0 failed"},
+				{Type: corev1.EventTypeWarning, Reason: EventClusterDegraded, Message: "cluster eu-1: 0 active, 0 succeeded, 3 failed: BackoffLimitExceeded", Cluster: "eu-1"},
+				{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 1 active, 0 succeeded, 0 failed", Cluster: "eu-2"},
 			},
 		},
 		"failed on one cluster, finished on the others: Failed": {
@@ -101,7 +101,7 @@ func TestJobStatus(t *testing.T) {
 			}},
 			wantFailed: true,
 			wantEvents: []Event{
-				{Type: corev1.EventTypeWarning, Reason: EventClusterDegraded, Message: "cluster eu-1: 0 active, 0 succeeded, 3 failed: BackoffLimitExceeded"},
+				{Type: corev1.EventTypeWarning, Reason: EventClusterDegraded, Message: "cluster eu-1: 0 active, 0 succeeded, 3 failed: BackoffLimitExceeded", Cluster: "eu-1"},
 			},
 		},
 		"Complete is final, counters never go down (a cluster left)": {
@@ -117,7 +117,7 @@ func TestJobStatus(t *testing.T) {
 			}},
 			wantComplete: true,
 			wantEvents: []Event{
-				{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-3: 1 active, 0 succeeded, 0 failed"},
+				{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-3: 1 active, 0 succeeded, 0 failed", Cluster: "eu-3"},
 			},
 		},
 		"suspended and not started: no startTime": {
@@ -125,7 +125,7 @@ func TestJobStatus(t *testing.T) {
 			clusters: []ClusterReport{jobReport("eu-1", 0, 0, 0, "")},
 			want:     batchv1.JobStatus{},
 			wantEvents: []Event{
-				{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-1: 0 active, 0 succeeded, 0 failed"},
+				{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-1: 0 active, 0 succeeded, 0 failed", Cluster: "eu-1"},
 			},
 		},
 		"no cluster: never complete": {

@@ -120,7 +120,7 @@ func TestDeploymentStatus(t *testing.T) {
 			clusters: []ClusterReport{replicasReport("eu-1", 3, 3, 3, 3, 3), stale(replicasReport("eu-2", 3, 3, 0, 3, 3))},
 			want: appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 6, UpdatedReplicas: 3, ReadyReplicas: 6, AvailableReplicas: 6,
 				Conditions: []appsv1.DeploymentCondition{available, progressing(3, 6, 1, 2)}},
-			wantEvents: []Event{{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 3 of 3 ready"}},
+			wantEvents: []Event{{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 3 of 3 ready", Cluster: "eu-2"}},
 		},
 		"a cluster that carries it but whose controller has not observed it holds observedGeneration back": {
 			obj:      web(),
@@ -135,7 +135,7 @@ func TestDeploymentStatus(t *testing.T) {
 			want: appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 6, UpdatedReplicas: 0, ReadyReplicas: 6, AvailableReplicas: 6,
 				Conditions: []appsv1.DeploymentCondition{available, progressing(0, 6, 0, 1)}},
 			wantAvailable: true,
-			wantEvents:    []Event{{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster us-1: no ManifestWork yet"}},
+			wantEvents:    []Event{{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster us-1: no ManifestWork yet", Cluster: "us-1"}},
 		},
 		"a move half done: the old replicas pending termination are the leaving clusters'": {
 			obj:      web("status.observedGeneration", 4),
@@ -149,7 +149,7 @@ func TestDeploymentStatus(t *testing.T) {
 			clusters: []ClusterReport{replicasReport("eu-1", 3, 3, 3, 3, 3), missing("eu-2")},
 			want: appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3, AvailableReplicas: 3,
 				UnavailableReplicas: 3, Conditions: []appsv1.DeploymentCondition{unavailable, progressing(3, 3, 1, 2)}},
-			wantEvents: []Event{{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: no ManifestWork yet"}},
+			wantEvents: []Event{{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: no ManifestWork yet", Cluster: "eu-2"}},
 		},
 		"a cluster's surplus is old replicas pending termination, not a share of another's": {
 			obj:      web(),
@@ -157,7 +157,7 @@ func TestDeploymentStatus(t *testing.T) {
 			want: appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 6, UpdatedReplicas: 5, ReadyReplicas: 6, AvailableReplicas: 6,
 				Conditions: []appsv1.DeploymentCondition{available, progressing(5, 6, 2, 2)}},
 			wantAvailable: true,
-			wantEvents:    []Event{{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 2 of 3 ready"}},
+			wantEvents:    []Event{{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 2 of 3 ready", Cluster: "eu-2"}},
 		},
 		"a rollout that timed out on one cluster makes kubectl rollout status fail": {
 			obj: web(),
@@ -167,7 +167,7 @@ func TestDeploymentStatus(t *testing.T) {
 				UnavailableReplicas: 1, Conditions: []appsv1.DeploymentCondition{available,
 					dcond(appsv1.DeploymentProgressing, corev1.ConditionFalse, "ProgressDeadlineExceeded", `Deployment "web" has timed out progressing on 1 cluster eu-2.`)}},
 			wantErr: errTimedOut, wantAvailable: true,
-			wantEvents: []Event{{Type: corev1.EventTypeWarning, Reason: EventClusterDegraded, Message: "cluster eu-2: 2 of 3 ready: progress deadline exceeded"}},
+			wantEvents: []Event{{Type: corev1.EventTypeWarning, Reason: EventClusterDegraded, Message: "cluster eu-2: 2 of 3 ready: progress deadline exceeded", Cluster: "eu-2"}},
 		},
 		"a cluster that cannot create pods sets ReplicaFailure": {
 			obj: web(),
@@ -176,14 +176,14 @@ func TestDeploymentStatus(t *testing.T) {
 			want: appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3, AvailableReplicas: 3,
 				UnavailableReplicas: 3, Conditions: []appsv1.DeploymentCondition{unavailable, progressing(3, 3, 2, 2),
 					dcond(appsv1.DeploymentReplicaFailure, corev1.ConditionTrue, "FailedCreate", "cluster eu-2: exceeded quota")}},
-			wantEvents: []Event{{Type: corev1.EventTypeWarning, Reason: EventClusterDegraded, Message: "cluster eu-2: 0 of 3 ready: replica failure"}},
+			wantEvents: []Event{{Type: corev1.EventTypeWarning, Reason: EventClusterDegraded, Message: "cluster eu-2: 0 of 3 ready: replica failure", Cluster: "eu-2"}},
 		},
 		"replicated: spec.replicas is per cluster, so observedGeneration waits for every cluster": {
 			obj:      annotated(web("spec.replicas", 3), workv1alpha1.AnnotationFleetDistribution, "Replicate"),
 			clusters: []ClusterReport{replicasReport("eu-1", 3, 3, 3, 3, 3), replicasReport("eu-2", 3, 0, 0, 0, 0)},
 			want: appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3, AvailableReplicas: 3,
 				UnavailableReplicas: 3, Conditions: []appsv1.DeploymentCondition{unavailable, progressing(3, 3, 2, 2)}},
-			wantEvents: []Event{{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 0 of 3 ready"}},
+			wantEvents: []Event{{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 0 of 3 ready", Cluster: "eu-2"}},
 		},
 		"replicated and rolled out everywhere: the fleet runs spec.replicas per cluster": {
 			obj:      annotated(web("spec.replicas", 3), workv1alpha1.AnnotationFleetDistribution, "Replicate"),
@@ -205,14 +205,14 @@ func TestDeploymentStatus(t *testing.T) {
 			want: appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 6, UpdatedReplicas: 6, ReadyReplicas: 6, AvailableReplicas: 5,
 				UnavailableReplicas: 1, Conditions: []appsv1.DeploymentCondition{available, progressing(6, 5, 2, 2)}},
 			wantAvailable: true,
-			wantEvents:    []Event{{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 3 of 3 ready"}},
+			wantEvents:    []Event{{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 3 of 3 ready", Cluster: "eu-2"}},
 		},
 		"Recreate: every replica must be available": {
 			obj:      web("spec.strategy.type", "Recreate"),
 			clusters: []ClusterReport{replicasReport("eu-1", 3, 3, 3, 3, 3), replicasReport("eu-2", 3, 3, 3, 3, 2)},
 			want: appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 6, UpdatedReplicas: 6, ReadyReplicas: 6, AvailableReplicas: 5,
 				UnavailableReplicas: 1, Conditions: []appsv1.DeploymentCondition{unavailable, progressing(6, 5, 2, 2)}},
-			wantEvents: []Event{{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 3 of 3 ready"}},
+			wantEvents: []Event{{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 3 of 3 ready", Cluster: "eu-2"}},
 		},
 		"maxUnavailable 2 of 6 as a number": {
 			obj:      web("spec.strategy.rollingUpdate.maxUnavailable", 2),
@@ -221,8 +221,8 @@ func TestDeploymentStatus(t *testing.T) {
 				UnavailableReplicas: 2, Conditions: []appsv1.DeploymentCondition{available, progressing(6, 4, 2, 2)}},
 			wantAvailable: true,
 			wantEvents: []Event{
-				{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-1: 3 of 3 ready"},
-				{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 3 of 3 ready"},
+				{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-1: 3 of 3 ready", Cluster: "eu-1"},
+				{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-2: 3 of 3 ready", Cluster: "eu-2"},
 			},
 		},
 	}
@@ -579,8 +579,8 @@ func TestReplicaSetStatus(t *testing.T) {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
 	wantEvents := []Event{
-		{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-1: 2 of 2 ready"},
-		{Type: corev1.EventTypeWarning, Reason: EventClusterDegraded, Message: "cluster eu-2: 1 of 2 ready: replica failure"},
+		{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-1: 2 of 2 ready", Cluster: "eu-1"},
+		{Type: corev1.EventTypeWarning, Reason: EventClusterDegraded, Message: "cluster eu-2: 1 of 2 ready: replica failure", Cluster: "eu-2"},
 	}
 	if diff := cmp.Diff(wantEvents, events); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
@@ -599,8 +599,8 @@ func TestOtherKindsHaveNoStatus(t *testing.T) {
 		t.Errorf("status = %v, want none", status)
 	}
 	want := []Event{
-		{Type: corev1.EventTypeWarning, Reason: EventClusterDegraded, Message: "cluster eu-2: not applied: forbidden"},
-		{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-3: not applied yet"},
+		{Type: corev1.EventTypeWarning, Reason: EventClusterDegraded, Message: "cluster eu-2: not applied: forbidden", Cluster: "eu-2"},
+		{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster eu-3: not applied yet", Cluster: "eu-3"},
 	}
 	if diff := cmp.Diff(want, events); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)

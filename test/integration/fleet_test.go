@@ -182,17 +182,22 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Status).To(Equal(corev1.ConditionFalse))
 		}, timeout, interval).Should(Succeed())
-		// kubectl describe shows why: an event per cluster on the Deployment, on the fleet API server.
+		// kubectl describe shows why: an event per cluster on the Deployment, on the fleet API server, each with its
+		// ManagedCluster as the related object (so Kubernetes does not fold them into one series).
 		Eventually(func(g Gomega) {
 			evs := &eventsv1.EventList{}
 			g.Expect(fleetClient.List(ctx, evs, client.InNamespace(ns))).To(Succeed())
-			var reasons []string
+			about := map[string]string{}
 			for _, e := range evs.Items {
-				if e.Regarding.Kind == "Deployment" && e.Regarding.Name == "web" {
-					reasons = append(reasons, e.Reason)
+				if e.Regarding.Kind == "Deployment" && e.Regarding.Name == "web" && e.Reason == fleet.EventClusterProgressing && e.Related != nil {
+					g.Expect(e.Related.Kind).To(Equal("ManagedCluster"))
+					about[e.Related.Name] = e.Note
 				}
 			}
-			g.Expect(reasons).To(ContainElement(fleet.EventClusterProgressing))
+			g.Expect(about).To(HaveLen(3))
+			for _, c := range clusters {
+				g.Expect(about[c]).To(HavePrefix("cluster " + c + ": "))
+			}
 		}, timeout, interval).Should(Succeed())
 		reportReady("web")
 		Eventually(func(g Gomega) {

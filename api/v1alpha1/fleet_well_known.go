@@ -43,20 +43,6 @@ const (
 	FleetGeneratedName = "fleet"
 )
 
-// The condition the transparent mode sets on a generated PlacementManifestWork (beside the manager's own), and
-// its reasons.
-const (
-	// ConditionFleetObjectsDelivered is True when every object of the fleet namespace is delivered, False when
-	// some are left out (a kind that cannot work unchanged on the clusters, an invalid distribution annotation);
-	// its message names them and why. Objects a controller made from another (ownerReferences) are not counted.
-	ConditionFleetObjectsDelivered = "FleetObjectsDelivered"
-	// ReasonFleetObjectsDelivered: every object of the fleet namespace is a manifest of the PlacementManifestWork.
-	ReasonFleetObjectsDelivered = "AllDelivered"
-	// ReasonFleetObjectsLeftOut: some objects are left out; each also has a NotDelivered event on the fleet API
-	// server.
-	ReasonFleetObjectsLeftOut = "ObjectsLeftOut"
-)
-
 // Event reasons of the transparent mode, on the fleet API server's namespaces and objects and on the generated
 // PlacementManifestWork.
 const (

@@ -408,7 +408,7 @@ func directConditionReasons(t *testing.T, code conditionCode) map[string]map[str
 		}
 		return typ
 	}
-	for _, dir := range []string{"controllers", "pkg"} {
+	for _, dir := range []string{"controllers", "pkg", "internal/fleet"} {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d os.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 				return err

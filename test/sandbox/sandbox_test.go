@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -187,6 +188,52 @@ func TestSandboxSamplesSettle(t *testing.T) {
 		}
 		if diff := cmp.Diff(map[string]int64{"cluster1": 4, "cluster4": 2}, got); diff != "" {
 			t.Errorf("replicas of %s by cluster (-want +got):\n%s", sandbox.NearestSample, diff)
+		}
+	})
+
+	t.Run("the transparent-mode sample runs its plain Deployment on the selected clusters, its status written back", func(t *testing.T) {
+		var shop *sandbox.FleetNamespaceView
+		for i := range res.Final.Fleet {
+			if res.Final.Fleet[i].Name == sandbox.FleetNamespace {
+				shop = &res.Final.Fleet[i]
+			}
+		}
+		if shop == nil {
+			t.Fatalf("no fleet namespace %s in the final snapshot", sandbox.FleetNamespace)
+		}
+		if shop.PMW != sandbox.FleetSample.String() {
+			t.Errorf("fleet namespace %s: generated PMW %q, want %s", shop.Name, shop.PMW, sandbox.FleetSample)
+		}
+		var web *sandbox.FleetObjectView
+		for i := range shop.Objects {
+			if shop.Objects[i].Kind == "Deployment" && shop.Objects[i].Name == "web" {
+				web = &shop.Objects[i]
+			}
+		}
+		if web == nil {
+			t.Fatalf("no Deployment web in fleet namespace %s: %+v", shop.Name, shop.Objects)
+		}
+		want := sandbox.FleetSampleClusters(clusters)
+		if web.Desired != 6 || web.Ready != 6 || web.Available != metav1.ConditionTrue || !web.Observed || int(web.Clusters) != len(want) {
+			t.Errorf("Deployment web on the fleet API server: %+v; want 6 of 6 ready, Available, observed, on %d clusters", *web, len(want))
+		}
+		got := map[string]int64{}
+		for _, c := range res.Final.Clusters {
+			if w, ok := work(c, sandbox.FleetSample); ok {
+				for _, wl := range w.Workloads {
+					got[c.Name] += wl.Desired
+				}
+			}
+		}
+		var total int64
+		for _, c := range want {
+			if got[c] == 0 {
+				t.Errorf("selected cluster %s runs none of web's replicas: %v", c, got)
+			}
+			total += got[c]
+		}
+		if total != 6 || len(got) != len(want) {
+			t.Errorf("replicas of %s by cluster %v; want 6 in all on exactly %v", sandbox.FleetSample, got, want)
 		}
 	})
 

@@ -38,6 +38,13 @@ const (
 	// ReasonFleetObjectsLeftOut: some objects are left out; each also has a NotDelivered event on the fleet API
 	// server.
 	ReasonFleetObjectsLeftOut = "ObjectsLeftOut"
+	// ReasonFleetTranslateFailed: the fleet namespace's objects cannot be translated (more split objects than a
+	// PlacementManifestWork takes); nothing of the namespace is updated until they can.
+	ReasonFleetTranslateFailed = "TranslateFailed"
+	// ReasonFleetKindsUnreadable: the PlacementManifestWork delivers objects of kinds the manager cannot read on
+	// the fleet API server now (not allowed to list or watch them, their watch not synced, their API group not
+	// discovered); what it delivers is kept as it is, and nothing of the namespace is updated until they can.
+	ReasonFleetKindsUnreadable = "KindsUnreadable"
 )
 
 // Reasons of the PlacementVerified condition.

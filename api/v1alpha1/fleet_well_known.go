@@ -57,6 +57,9 @@ const (
 	EventFleetNotGenerated = "NotGenerated"
 	// EventFleetTranslateFailed (Warning, on the fleet namespace): the namespace's objects cannot be translated.
 	EventFleetTranslateFailed = "TranslateFailed"
+	// EventFleetKindsUnreadable (Warning, on the fleet namespace): the generated PlacementManifestWork delivers
+	// objects of kinds the manager cannot read now; it is kept as it is until they can.
+	EventFleetKindsUnreadable = "KindsUnreadable"
 	// EventFleetNotDelivered (Warning, on the fleet object and on the generated PlacementManifestWork): an object
 	// is left out, and why.
 	EventFleetNotDelivered = "NotDelivered"

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -106,6 +107,7 @@ type Reconciler struct {
 	kinds interface {
 		kinds() []schema.GroupVersionKind
 		ready(ctx context.Context) error
+		unreadable(gk schema.GroupKind) bool
 	}
 	// objects are the full objects of the opted-in namespaces.
 	objects *objectStore
@@ -143,7 +145,7 @@ func SetupWithManager(mgr ctrl.Manager, fleetConfig *rest.Config) error {
 	if err := mgr.Add(fc); err != nil {
 		return err
 	}
-	kinds := &kindWatcher{discovery: disc, reader: fc.GetAPIReader(), cache: fc.GetCache()}
+	kinds := newKindWatcher(disc, fc.GetAPIReader(), fc.GetCache())
 	r := &Reconciler{Hub: mgr.GetClient(), HubReader: mgr.GetAPIReader(), Fleet: fc.GetClient(),
 		Recorder:    fc.GetEventRecorder("placement-manifestwork-fleet"),
 		HubRecorder: mgr.GetEventRecorder("placement-manifestwork-fleet"),
@@ -155,6 +157,7 @@ func SetupWithManager(mgr ctrl.Manager, fleetConfig *rest.Config) error {
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(byNamespace)).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(byOwner)).
 		Watches(&workv1alpha1.ResourceInterpreter{}, handler.EnqueueRequestsFromMapFunc(r.optedIn)).
+		WatchesRawSource(source.Channel(kinds.requeue, &handler.EnqueueRequestForObject{})).
 		Build(r)
 	if err != nil {
 		return err
@@ -253,22 +256,43 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	generated := in.pmw != nil && in.pmw.Labels[workv1alpha1.LabelFleetGenerated] == "true"
 	tr, err := fleet.Translate(name, in.objects, fleet.Options{IncludeNamespace: true, Interpreters: kinds})
 	if err != nil {
 		r.record(in.ns, nsKey, []fleet.Event{{Type: corev1.EventTypeWarning, Reason: workv1alpha1.EventFleetTranslateFailed, Message: err.Error()}}, r.Recorder)
+		if generated {
+			// What is delivered stays; the condition says why nothing changes.
+			return ctrl.Result{}, r.setDelivered(ctx, in.pmw, metav1.Condition{Type: workv1alpha1.ConditionFleetObjectsDelivered,
+				Status: metav1.ConditionFalse, Reason: workv1alpha1.ReasonFleetTranslateFailed, ObservedGeneration: in.pmw.Generation,
+				Message: err.Error() + "; nothing of the namespace is updated until it can be translated"}, nil)
+		}
 		return ctrl.Result{}, nil
 	}
 	var nsEvents []fleet.Event
-	if in.pmw != nil && in.pmw.Labels[workv1alpha1.LabelFleetGenerated] != "true" {
+	if in.pmw != nil && !generated {
 		nsEvents = append(nsEvents, notGenerated("PlacementManifestWork", name))
 	}
 	if opt.Generated != nil && in.placement != nil && in.placement.Labels[workv1alpha1.LabelFleetGenerated] != "true" {
 		nsEvents = append(nsEvents, notGenerated("Placement", name))
 	}
-	r.record(in.ns, nsKey, nsEvents, r.Recorder)
 	if len(nsEvents) > 0 {
+		r.record(in.ns, nsKey, nsEvents, r.Recorder)
 		return ctrl.Result{}, nil
 	}
+	if held := r.unreadableDelivered(in.pmw); len(held) > 0 {
+		// Objects of these kinds may still be there, unseen: a translation without them would remove them from
+		// the clusters. Keep the PMW as it is until they can be read.
+		msg := fmt.Sprintf("the PlacementManifestWork delivers objects of %s, which the manager cannot read on the fleet API server now "+
+			"(not allowed to list or watch them, their watch not synced yet, or their API group not discovered): what it delivers is kept as it is, "+
+			"and nothing of the namespace is updated until they can be read", strings.Join(held, ", "))
+		r.record(in.ns, nsKey, []fleet.Event{{Type: corev1.EventTypeWarning, Reason: workv1alpha1.EventFleetKindsUnreadable, Message: msg}}, r.Recorder)
+		if err := r.setDelivered(ctx, in.pmw, metav1.Condition{Type: workv1alpha1.ConditionFleetObjectsDelivered, Status: metav1.ConditionFalse,
+			Reason: workv1alpha1.ReasonFleetKindsUnreadable, ObservedGeneration: in.pmw.Generation, Message: msg}, nil); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: 6 * retryDiscovery}, r.writeStatus(ctx, in, tr, in.pmw)
+	}
+	r.record(in.ns, nsKey, nil, r.Recorder)
 
 	if err := r.applyPlacement(ctx, name, opt, in.placement); err != nil {
 		return ctrl.Result{}, err
@@ -277,10 +301,36 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.setDelivered(ctx, pmw, tr); err != nil {
+	cond, evs := r.deliveredCondition(pmw, tr)
+	if err := r.setDelivered(ctx, pmw, cond, evs); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, r.writeStatus(ctx, in, tr, pmw)
+}
+
+// unreadableDelivered are the kinds of the generated PlacementManifestWork's manifests whose objects the manager
+// cannot read on the fleet API server now (kindWatcher.unreadable), sorted.
+func (r *Reconciler) unreadableDelivered(pmw *workv1alpha1.PlacementManifestWork) []string {
+	if pmw == nil || pmw.Labels[workv1alpha1.LabelFleetGenerated] != "true" {
+		return nil
+	}
+	var out []string
+	for _, m := range pmw.Spec.ManifestWorkTemplate.Workload.Manifests {
+		var tm metav1.TypeMeta
+		if err := json.Unmarshal(m.Raw, &tm); err != nil {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(tm.APIVersion)
+		if err != nil || (gv.Group == "" && tm.Kind == "Namespace") {
+			continue
+		}
+		gk := schema.GroupKind{Group: gv.Group, Kind: tm.Kind}
+		if r.kinds.unreadable(gk) && !slices.Contains(out, gk.String()) {
+			out = append(out, gk.String())
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func notGenerated(kind, ns string) fleet.Event {

@@ -1,14 +1,18 @@
 package fleet
 
 import (
+	"context"
 	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
+	workv1 "open-cluster-management.io/api/work/v1"
 
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/fleet"
 )
 
@@ -115,5 +119,54 @@ func TestRecordOnlyNewEvents(t *testing.T) {
 		if got := recorded(); len(got) != s.want {
 			t.Errorf("step %d: recorded %v, want %d events", i, got, s.want)
 		}
+	}
+}
+
+func TestUnreadable(t *testing.T) {
+	w := newKindWatcher(nil, nil, nil)
+	deploy := schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	cm := schema.GroupKind{Kind: "ConfigMap"}
+	widget := schema.GroupKind{Group: "example.io", Kind: "Widget"}
+	gadget := schema.GroupKind{Group: "metrics.example.io", Kind: "Gadget"}
+	w.watched[deploy] = deploy.WithVersion("v1")
+	w.served = map[schema.GroupKind]bool{deploy: true, cm: true} // ConfigMaps served, not read (forbidden, not synced)
+	w.failedGroups = map[string]bool{"metrics.example.io": true}
+	for gk, want := range map[schema.GroupKind]bool{
+		deploy: false, // read
+		cm:     true,  // served but not read: its objects may be there unseen
+		widget: false, // not served by a complete discovery of its group: gone
+		gadget: true,  // its group's discovery failed: unknown
+	} {
+		if got := w.unreadable(gk); got != want {
+			t.Errorf("unreadable(%s) = %v, want %v", gk, got, want)
+		}
+	}
+}
+
+type fakeKinds struct{ unread map[schema.GroupKind]bool }
+
+func (fakeKinds) kinds() []schema.GroupVersionKind      { return nil }
+func (fakeKinds) ready(context.Context) error           { return nil }
+func (f fakeKinds) unreadable(gk schema.GroupKind) bool { return f.unread[gk] }
+
+func TestUnreadableDelivered(t *testing.T) {
+	manifest := func(apiVersion, kind string) workv1.Manifest {
+		return workv1.Manifest{RawExtension: runtime.RawExtension{Raw: []byte(`{"apiVersion":"` + apiVersion + `","kind":"` + kind + `","metadata":{"name":"x"}}`)}}
+	}
+	pmw := &workv1alpha1.PlacementManifestWork{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{workv1alpha1.LabelFleetGenerated: "true"}}}
+	pmw.Spec.ManifestWorkTemplate.Workload.Manifests = []workv1.Manifest{
+		manifest("v1", "Namespace"), manifest("v1", "ConfigMap"), manifest("v1", "ConfigMap"), manifest("apps/v1", "Deployment"),
+		manifest("example.io/v1", "Widget"),
+	}
+	r := &Reconciler{kinds: fakeKinds{unread: map[schema.GroupKind]bool{
+		{Kind: "Namespace"}: true, {Kind: "ConfigMap"}: true, {Group: "example.io", Kind: "Widget"}: true}}}
+	got := r.unreadableDelivered(pmw)
+	// The generated namespace manifest is the fleet's own; each kind once, sorted.
+	if want := []string{"ConfigMap", "Widget.example.io"}; !slices.Equal(got, want) {
+		t.Errorf("unreadableDelivered = %v, want %v", got, want)
+	}
+	delete(pmw.Labels, workv1alpha1.LabelFleetGenerated)
+	if got := r.unreadableDelivered(pmw); got != nil {
+		t.Errorf("someone else's PMW: %v, want nothing", got)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -16,20 +18,27 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
 // rediscoverEvery is how often the fleet API server's kinds are listed again, so that the objects of a
-// CustomResourceDefinition installed there after the manager started are seen (and delivered or reported).
+// CustomResourceDefinition installed there after the manager started are seen (and delivered or reported), and
+// a kind that could not be read is tried again.
 const rediscoverEvery = time.Minute
 
-// retryDiscovery is how soon a failed first discovery is tried again.
+// retryDiscovery is how soon a discovery is tried again while the first one has not succeeded or a kind's
+// watch has not synced.
 const retryDiscovery = 5 * time.Second
 
-// ignoredGroups are API groups whose objects are never fleet objects: Events record what happens on the fleet
-// API server itself (the manager records its own there), and Open Cluster Management's groups hold the hub's
+// syncDeadline bounds how long one discovery waits for a new kind's first list; a kind that takes longer is
+// waited for again at the next discovery, and is not read until then.
+const syncDeadline = 30 * time.Second
+
+// ignored tells the kinds whose objects are never fleet objects: Events record what happens on the fleet API
+// server itself (the manager records its own there), and Open Cluster Management's groups hold the hub's
 // control objects, which share the namespace when the hub serves as the fleet API server (the generated
 // PlacementManifestWork and Placement, ManagedClusterSetBindings). They are neither watched nor reported.
 func ignored(gk schema.GroupKind) bool {
@@ -41,30 +50,65 @@ func ignored(gk schema.GroupKind) bool {
 // and watch, and watches each as metadata only: an object's event enqueues its namespace, and the controller
 // reads the full objects of opted-in namespaces only (objectStore). So the manager holds the names and
 // resourceVersions of the fleet API server's objects, not every Secret and ConfigMap.
+//
+// A kind is read (kinds) only once its watch has synced: a read of a kind whose informer never syncs (a watch
+// the manager may not open) would block the controller. A kind served but not read (unreadable) is one whose
+// objects may exist unseen: the controller then keeps what its PMW delivers of it.
 type kindWatcher struct {
 	discovery discovery.DiscoveryInterface
-	// reader lists around the cache: a trial list tells whether the manager may read a kind at all (an informer
-	// on a forbidden kind would never sync, and the controller's reads of it would wait for ever).
+	// reader lists around the cache: a trial list tells whether the manager may read a kind at all.
 	reader client.Reader
 	cache  cache.Cache
 	ctrl   controller.Controller
+	// requeue reconciles the namespaces that hold objects of a kind that just became read, whose first events
+	// came before it was.
+	requeue chan event.GenericEvent
 
-	mu      sync.RWMutex
-	watched []schema.GroupVersionKind
-	refused map[schema.GroupVersionKind]bool
-	// synced is closed once the first discovery has watched what it found.
+	mu sync.RWMutex
+	// watched are the kinds whose watch has synced, by group and kind (one version each: the one first found).
+	watched map[schema.GroupKind]schema.GroupVersionKind
+	// started are the kinds whose watch is started, synced or not.
+	started map[schema.GroupKind]schema.GroupVersionKind
+	// served are the kinds the last discovery found; failedGroups the API groups whose discovery failed then.
+	served       map[schema.GroupKind]bool
+	failedGroups map[string]bool
+	// synced is closed once the first discovery is done.
 	synced chan struct{}
 }
 
-// kinds are the kinds watched so far, sorted.
+func newKindWatcher(d discovery.DiscoveryInterface, reader client.Reader, c cache.Cache) *kindWatcher {
+	return &kindWatcher{discovery: d, reader: reader, cache: c, requeue: make(chan event.GenericEvent, 1024),
+		watched: map[schema.GroupKind]schema.GroupVersionKind{}, started: map[schema.GroupKind]schema.GroupVersionKind{},
+		served: map[schema.GroupKind]bool{}, failedGroups: map[string]bool{}, synced: make(chan struct{})}
+}
+
+// kinds are the kinds read, sorted.
 func (w *kindWatcher) kinds() []schema.GroupVersionKind {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	return slices.Clone(w.watched)
+	out := make([]schema.GroupVersionKind, 0, len(w.watched))
+	for _, gvk := range w.watched {
+		out = append(out, gvk)
+	}
+	slices.SortFunc(out, func(a, b schema.GroupVersionKind) int { return strings.Compare(a.String(), b.String()) })
+	return out
 }
 
-// Start discovers the kinds now and every rediscoverEvery until ctx ends (every retryDiscovery until the first
-// discovery succeeds).
+// unreadable tells whether objects of gk may exist on the fleet API server that the manager does not read: the
+// kind is served but not read (the manager may not list or watch it, or its watch has not synced), or its
+// group's discovery failed. A kind a discovery without failures did not find is not served: its objects are
+// gone with it.
+func (w *kindWatcher) unreadable(gk schema.GroupKind) bool {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if _, ok := w.watched[gk]; ok {
+		return false
+	}
+	return w.served[gk] || w.failedGroups[gk.Group]
+}
+
+// Start discovers the kinds now and every rediscoverEvery until ctx ends (every retryDiscovery while the first
+// discovery has not succeeded or a started watch has not synced).
 func (w *kindWatcher) Start(ctx context.Context) error {
 	log := logf.FromContext(ctx).WithName("fleet-kinds")
 	for {
@@ -77,7 +121,7 @@ func (w *kindWatcher) Start(ctx context.Context) error {
 			log.Error(err, "Listing the fleet API server's kinds; the kinds found so far stay watched")
 		}
 		wait := rediscoverEvery
-		if !w.isSynced() {
+		if !w.isSynced() || w.pending() {
 			wait = retryDiscovery
 		}
 		select {
@@ -88,105 +132,151 @@ func (w *kindWatcher) Start(ctx context.Context) error {
 	}
 }
 
-// ready waits until the first discovery has watched the fleet API server's kinds: a namespace translated before
-// would lose every object of a kind not watched yet from its PlacementManifestWork, and with it from the
-// clusters (a restart must not remove anything).
+// NeedLeaderElection: only the leader reconciles, so only it needs the watches.
+func (w *kindWatcher) NeedLeaderElection() bool { return true }
+
+// ready waits until the first discovery is done: a namespace translated before would lose every object of a
+// kind not read yet from its PlacementManifestWork, and with it from the clusters (a restart must not remove
+// anything).
 func (w *kindWatcher) ready(ctx context.Context) error {
 	select {
-	case <-w.syncedCh():
+	case <-w.synced:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-func (w *kindWatcher) syncedCh() chan struct{} {
+func (w *kindWatcher) markSynced() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.synced == nil {
-		w.synced = make(chan struct{})
-	}
-	return w.synced
-}
-
-func (w *kindWatcher) markSynced() {
-	ch := w.syncedCh()
 	select {
-	case <-ch:
+	case <-w.synced:
 	default:
-		close(ch)
+		close(w.synced)
 	}
 }
 
 func (w *kindWatcher) isSynced() bool {
 	select {
-	case <-w.syncedCh():
+	case <-w.synced:
 		return true
 	default:
 		return false
 	}
 }
 
-// NeedLeaderElection: only the leader reconciles, so only it needs the watches.
-func (w *kindWatcher) NeedLeaderElection() bool { return true }
+// pending tells whether a started watch has not synced yet.
+func (w *kindWatcher) pending() bool {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return len(w.started) > len(w.watched)
+}
 
-// discover watches the kinds not watched yet.
+// discover watches the kinds found that are not watched yet, and reads those whose watch synced.
 func (w *kindWatcher) discover(ctx context.Context) error {
 	log := logf.FromContext(ctx).WithName("fleet-kinds")
-	lists, err := w.discovery.ServerPreferredNamespacedResources()
+	lists, discoveryErr := w.discovery.ServerPreferredNamespacedResources()
 	var partial *discovery.ErrGroupDiscoveryFailed
-	if err != nil && !errors.As(err, &partial) {
-		return err
+	if discoveryErr != nil && !errors.As(discoveryErr, &partial) {
+		return discoveryErr
 	}
 	found := namespacedKinds(lists)
-	w.mu.RLock()
+	served := make(map[schema.GroupKind]bool, len(found))
+	for _, gvk := range found {
+		served[gvk.GroupKind()] = true
+	}
+	failed := map[string]bool{}
+	if partial != nil {
+		for gv := range partial.Groups {
+			failed[gv.Group] = true
+		}
+	}
+	w.mu.Lock()
+	w.served, w.failedGroups = served, failed
 	var fresh []schema.GroupVersionKind
 	for _, gvk := range found {
-		if !slices.Contains(w.watched, gvk) && !w.refused[gvk] {
+		if _, ok := w.started[gvk.GroupKind()]; !ok {
 			fresh = append(fresh, gvk)
 		}
 	}
-	w.mu.RUnlock()
-	var informers []cache.Informer
+	w.mu.Unlock()
+
 	for _, gvk := range fresh {
 		probe := &metav1.PartialObjectMetadataList{}
 		probe.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		if err := w.reader.List(ctx, probe, client.Limit(1)); err != nil {
-			log.Info("Not watching a kind of the fleet API server: the manager cannot list it; its objects are neither delivered nor reported", "kind", gvk.String(), "error", err.Error())
-			w.mu.Lock()
-			if w.refused == nil {
-				w.refused = map[schema.GroupVersionKind]bool{}
+			why := "the manager cannot list it now; tried again at the next discovery"
+			if apierrors.IsForbidden(err) {
+				why = "the manager may not list it (RBAC); tried again at the next discovery"
 			}
-			w.refused[gvk] = true
-			w.mu.Unlock()
+			log.Info("Not reading a kind of the fleet API server: what a PMW delivers of it is kept, new objects of it are not delivered", "kind", gvk.String(), "why", why, "error", err.Error())
 			continue
 		}
-		// Watched before the watch starts: its first events enqueue the namespaces of the kind's objects, and
-		// their reconciles must read the kind (from the cache, which waits for the informer's first list).
-		w.mu.Lock()
-		w.watched = append(w.watched, gvk)
-		slices.SortFunc(w.watched, func(a, b schema.GroupVersionKind) int { return strings.Compare(a.String(), b.String()) })
-		w.mu.Unlock()
 		obj := &metav1.PartialObjectMetadata{}
 		obj.SetGroupVersionKind(gvk)
 		if err := w.ctrl.Watch(source.Kind[client.Object](w.cache, obj, handler.EnqueueRequestsFromMapFunc(byNamespace))); err != nil {
 			return err
 		}
-		inf, err := w.cache.GetInformer(ctx, obj)
+		w.mu.Lock()
+		w.started[gvk.GroupKind()] = gvk
+		w.mu.Unlock()
+	}
+
+	w.mu.RLock()
+	var waiting []schema.GroupVersionKind
+	for gk, gvk := range w.started {
+		if _, ok := w.watched[gk]; !ok {
+			waiting = append(waiting, gvk)
+		}
+	}
+	w.mu.RUnlock()
+	syncCtx, cancel := context.WithTimeout(ctx, syncDeadline)
+	defer cancel()
+	for _, gvk := range waiting {
+		obj := &metav1.PartialObjectMetadata{}
+		obj.SetGroupVersionKind(gvk)
+		inf, err := w.cache.GetInformer(syncCtx, obj, cache.BlockUntilSynced(false))
 		if err != nil {
 			return err
 		}
-		informers = append(informers, inf)
-	}
-	// The first discovery is done when every informer has its first list.
-	for _, inf := range informers {
-		if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-			return ctx.Err()
+		if !toolscache.WaitForCacheSync(syncCtx.Done(), inf.HasSynced) {
+			log.Info("A kind of the fleet API server is not read yet: its watch has not synced (can the manager watch it?); what a PMW delivers of it is kept", "kind", gvk.String())
+			continue
+		}
+		w.mu.Lock()
+		w.watched[gvk.GroupKind()] = gvk
+		w.mu.Unlock()
+		if err := w.requeueHolders(ctx, gvk); err != nil {
+			return err
 		}
 	}
 	if partial != nil {
-		// Objects of these groups are not seen until a later discovery finds them.
-		return fmt.Errorf("some API groups of the fleet API server are not discovered: %w", partial)
+		// Objects of these groups are kept where delivered, and not read, until a discovery finds them.
+		return fmt.Errorf("some API groups of the fleet API server are not discovered: %w", discoveryErr)
+	}
+	return nil
+}
+
+// requeueHolders reconciles every namespace that holds objects of gvk, which just became read: their first
+// events may have come while it was not.
+func (w *kindWatcher) requeueHolders(ctx context.Context, gvk schema.GroupVersionKind) error {
+	metas := &metav1.PartialObjectMetadataList{}
+	metas.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := w.cache.List(ctx, metas); err != nil {
+		return fmt.Errorf("listing the %ss of the fleet API server: %w", gvk.Kind, err)
+	}
+	seen := map[string]bool{}
+	for _, m := range metas.Items {
+		if seen[m.Namespace] {
+			continue
+		}
+		seen[m.Namespace] = true
+		select {
+		case w.requeue <- event.GenericEvent{Object: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: m.Namespace}}}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -132,25 +133,30 @@ func (r *Reconciler) revisionGenerations(ctx context.Context, pmw *workv1alpha1.
 	return out, nil
 }
 
-// setDelivered sets the generated PlacementManifestWork's workv1alpha1.ConditionFleetObjectsDelivered from the
-// translation, and records a NotDelivered event on it when the objects left out change. The manager's own
-// status writes keep a condition type they do not set.
-func (r *Reconciler) setDelivered(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, tr fleet.Translation) error {
-	cond := metav1.Condition{Type: workv1alpha1.ConditionFleetObjectsDelivered, Status: metav1.ConditionTrue,
-		Reason: workv1alpha1.ReasonFleetObjectsDelivered, ObservedGeneration: pmw.Generation,
-		Message: fmt.Sprintf("every object of fleet namespace %s is delivered", pmw.Namespace)}
-	var evs []fleet.Event
-	if msg := leftOutMessage(tr.Unsupported); msg != "" {
-		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha1.ReasonFleetObjectsLeftOut
-		cond.Message = msg
-		evs = append(evs, fleet.Event{Type: corev1.EventTypeWarning, Reason: workv1alpha1.EventFleetNotDelivered, Message: msg})
+// deliveredCondition is the generated PlacementManifestWork's workv1alpha1.ConditionFleetObjectsDelivered after
+// the translation tr, and the event that goes with it on the PlacementManifestWork.
+func (r *Reconciler) deliveredCondition(pmw *workv1alpha1.PlacementManifestWork, tr fleet.Translation) (metav1.Condition, []fleet.Event) {
+	msg := leftOutMessage(tr.Unsupported)
+	if msg == "" {
+		return metav1.Condition{Type: workv1alpha1.ConditionFleetObjectsDelivered, Status: metav1.ConditionTrue,
+			Reason: workv1alpha1.ReasonFleetObjectsDelivered, ObservedGeneration: pmw.Generation,
+			Message: fmt.Sprintf("every object of fleet namespace %s is delivered", pmw.Namespace)}, nil
 	}
+	return metav1.Condition{Type: workv1alpha1.ConditionFleetObjectsDelivered, Status: metav1.ConditionFalse,
+			Reason: workv1alpha1.ReasonFleetObjectsLeftOut, ObservedGeneration: pmw.Generation, Message: msg},
+		[]fleet.Event{{Type: corev1.EventTypeWarning, Reason: workv1alpha1.EventFleetNotDelivered, Message: msg}}
+}
+
+// setDelivered sets cond on the generated PlacementManifestWork, and records evs on it when they are new. The
+// manager's own status writes keep a condition type they do not set.
+func (r *Reconciler) setDelivered(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, cond metav1.Condition, evs []fleet.Event) error {
 	r.record(pmw, pmwKey(pmw), evs, r.HubRecorder)
 	if cur := meta.FindStatusCondition(pmw.Status.Conditions, cond.Type); cur != nil && cur.Status == cond.Status &&
 		cur.Reason == cond.Reason && cur.Message == cond.Message && cur.ObservedGeneration == cond.ObservedGeneration {
 		return nil
 	}
 	cond.LastTransitionTime = metav1.NewTime(r.now())
+	pmw = pmw.DeepCopy()
 	meta.SetStatusCondition(&pmw.Status.Conditions, cond)
 	if err := r.Hub.Status().Update(ctx, pmw); err != nil {
 		// A conflict is the manager's own status write: the event it brings reconciles again.
@@ -201,6 +207,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, in inputs, tr fleet.Transl
 	if err != nil {
 		return err
 	}
+	var errs []error
 	leftOut := map[fleet.Key]fleet.Unsupported{}
 	for _, u := range tr.Unsupported {
 		leftOut[u.Key] = u
@@ -232,14 +239,15 @@ func (r *Reconciler) writeStatus(ctx context.Context, in inputs, tr fleet.Transl
 		}
 		status, evs := fleet.Status(o, reports, r.now())
 		if status != nil && !equalJSON(status, o.Object["status"]) {
-			if err := r.patchStatus(ctx, o, status); err != nil {
-				return err
+			// One object whose status cannot be written (deleted meanwhile, refused) does not hold the others'.
+			if err := r.patchStatus(ctx, o, status); client.IgnoreNotFound(err) != nil {
+				errs = append(errs, err)
 			}
 		}
 		r.record(o, key, evs, r.Recorder)
 	}
 	r.forgetEvents(in.ns.Name, keep...)
-	return nil
+	return errors.Join(errs...)
 }
 
 // leaving are the clusters with a work of the PlacementManifestWork that the placement no longer decides,

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/text"
 )
 
 // events are the per-cluster problems of the object, by cluster name: a Warning for a cluster where it is
@@ -14,8 +15,12 @@ import (
 // cluster is selected at all.
 func (v view) events(gk schema.GroupKind) []Event {
 	if len(v.clusters) == 0 {
-		return []Event{{Type: corev1.EventTypeWarning, Reason: EventNoClusters,
-			Message: "no cluster is selected: nothing runs; check the namespace's placement and the ManagedClusterSets bound to it"}}
+		msg := "no cluster is selected: nothing runs; check the namespace's placement and the ManagedClusterSets bound to it"
+		if n := len(v.leaving); n > 0 {
+			msg = fmt.Sprintf("no cluster is selected: only the %s it is leaving still %s it; check the namespace's placement and the ManagedClusterSets bound to it",
+				text.Count(n, "cluster", "clusters"), text.Plural(n, "runs", "run"))
+		}
+		return []Event{{Type: corev1.EventTypeWarning, Reason: EventNoClusters, Message: msg}}
 	}
 	var out []Event
 	for _, c := range v.clusters {

@@ -255,7 +255,8 @@ type sums struct {
 
 // sum adds up the counts of every cluster, and returns the decided clusters' own (in v.clusters' order).
 func (v view) sum() (sums, []replicaCounts) {
-	s := sums{allCurrent: true}
+	// With no cluster decided nothing carries the current generation: it is not observed.
+	s := sums{allCurrent: len(v.clusters) > 0}
 	for _, c := range v.leaving {
 		l := countsOf(c.Feedback)
 		s.leaving.replicas += l.replicas
@@ -323,7 +324,7 @@ func (v view) deployment() *appsv1.DeploymentStatus {
 
 	minAvailable := d - v.maxUnavailable(d)
 	if !v.split {
-		minAvailable *= int64(len(v.clusters))
+		minAvailable *= int64(max(len(v.clusters), 1)) // with no cluster decided, one cluster's worth is missing
 	}
 	if s.available >= minAvailable {
 		st.Conditions = append(st.Conditions, v.deploymentCondition(prev.Conditions, appsv1.DeploymentAvailable, corev1.ConditionTrue,
@@ -484,7 +485,7 @@ func (v view) daemonSet() *appsv1.DaemonSetStatus {
 	var prev appsv1.DaemonSetStatus
 	v.previous(&prev)
 	var desired, ready, available, updated int64
-	allCurrent := true
+	allCurrent := len(v.clusters) > 0
 	for _, c := range v.leaving {
 		d := c.Feedback.Count(health.DesiredNumberScheduled)
 		r := min(c.Feedback.Count(health.NumberReady), d)

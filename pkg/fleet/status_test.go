@@ -137,6 +137,15 @@ func TestDeploymentStatus(t *testing.T) {
 			wantAvailable: true,
 			wantEvents:    []Event{{Type: corev1.EventTypeNormal, Reason: EventClusterProgressing, Message: "cluster us-1: no ManifestWork yet", Cluster: "us-1"}},
 		},
+		"no cluster selected while the clusters it leaves still serve": {
+			obj:      web("status.observedGeneration", 4),
+			clusters: []ClusterReport{leaving(replicasReport("eu-1", 6, 6, 6, 6, 6))},
+			want: appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 6, ReadyReplicas: 6, AvailableReplicas: 6,
+				Conditions: []appsv1.DeploymentCondition{available, progressing(0, 6, 0, 0)}},
+			wantAvailable: true,
+			wantEvents: []Event{{Type: corev1.EventTypeWarning, Reason: EventNoClusters,
+				Message: "no cluster is selected: only the 1 cluster it is leaving still runs it; check the namespace's placement and the ManagedClusterSets bound to it"}},
+		},
 		"a move half done: the old replicas pending termination are the leaving clusters'": {
 			obj:      web("status.observedGeneration", 4),
 			clusters: []ClusterReport{leaving(replicasReport("eu-1", 3, 3, 3, 3, 3)), replicasReport("us-1", 6, 6, 6, 6, 6)},
@@ -192,9 +201,9 @@ func TestDeploymentStatus(t *testing.T) {
 				Conditions: []appsv1.DeploymentCondition{available, progressed(2)}},
 			wantRolledOut: true, wantAvailable: true,
 		},
-		"no cluster selected": {
+		"no cluster selected: never rolled out, and observedGeneration held": {
 			obj: web(),
-			want: appsv1.DeploymentStatus{ObservedGeneration: 4, UnavailableReplicas: 6,
+			want: appsv1.DeploymentStatus{ObservedGeneration: 3, UnavailableReplicas: 6,
 				Conditions: []appsv1.DeploymentCondition{unavailable, progressing(0, 0, 0, 0)}},
 			wantEvents: []Event{{Type: corev1.EventTypeWarning, Reason: EventNoClusters,
 				Message: "no cluster is selected: nothing runs; check the namespace's placement and the ManagedClusterSets bound to it"}},
@@ -349,11 +358,8 @@ func TestRolloutStatusExactly(t *testing.T) {
 			all = all && carries && observed && rolled
 			clusters = append(clusters, rep)
 		}
-		if !split && n == 0 && d > 0 {
-			all = false // a replicated object with no cluster runs nothing
-		}
-		if split && n == 0 && d > 0 {
-			all = false
+		if n == 0 {
+			all = false // with no cluster selected nothing runs, whatever the replicas: never done
 		}
 		status, _ := Status(o, clusters, t0)
 		fleetObj := withStatus(o, status)
@@ -477,6 +483,7 @@ func TestStatefulSetRolloutStatusExactly(t *testing.T) {
 			all = all && carries && observed && ready >= spec && updated >= spec
 			clusters = append(clusters, rep)
 		}
+		all = all && len(clusters) > 0 // with no cluster selected nothing runs: never done
 		status, _ := Status(o, clusters, t0)
 		fleetObj := withStatus(o, status)
 		for _, variant := range []*unstructured.Unstructured{fleetObj, withPartition(fleetObj)} {
@@ -560,6 +567,7 @@ func TestDaemonSetStatus(t *testing.T) {
 				rep.Feedback.Count(health.NumberAvailable) >= int64(desired)
 			clusters = append(clusters, rep)
 		}
+		all = all && len(clusters) > 0 // with no cluster selected nothing runs: never done
 		status, _ := Status(ds, clusters, t0)
 		if done, err := daemonSetRolloutStatus(t, withStatus(ds, status)); err != nil || done != all {
 			t.Fatalf("case %d: kubectl rollout status = %v, %v; every cluster rolled out: %v\nclusters: %+v\nstatus: %v", i, done, err, all, clusters, status)

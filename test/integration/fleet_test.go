@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,6 +29,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -49,6 +51,7 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 	var (
 		fleetClient client.Client
 		fleetCfg    *rest.Config
+		fleetEnv    *envtest.Environment
 		stopFleet   func()
 		ns          string
 		clusters    []string
@@ -59,6 +62,7 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		env, cfg, err := framework.StartHub()
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })
+		fleetEnv = env
 		fleetCfg = cfg
 		// kubectl's kinds, OCM's (the fleet API server here is a hub too) and CRDs.
 		fleetScheme := runtime.NewScheme()
@@ -326,6 +330,60 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		Consistently(func(g Gomega) {
 			g.Expect(manifestNames(g, translated(g))).To(ContainElement("Deployment/web"))
 		}, 5*time.Second, interval).Should(Succeed())
+	})
+
+	It("keeps what the PMW delivers of a kind it cannot read after a restart, and says so", func() {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns}, Data: map[string]string{"a": "1"}}
+		Expect(fleetClient.Create(ctx, cm)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(manifestNames(g, translated(g))).To(ContainElements("ConfigMap/settings", "Deployment/web"))
+		}, timeout, interval).Should(Succeed())
+		// The manager comes back with an identity that may not list ConfigMaps on the fleet API server.
+		user, err := fleetEnv.AddUser(envtest.User{Name: "fleet-no-configmaps", Groups: []string{"fleet-no-configmaps"}}, fleetCfg)
+		Expect(err).NotTo(HaveOccurred())
+		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "fleet-no-configmaps"}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"namespaces", "secrets", "serviceaccounts", "services", "pods"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{"apps"}, Resources: []string{"deployments/status"}, Verbs: []string{"patch"}},
+			{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+		}}
+		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "fleet-no-configmaps"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "fleet-no-configmaps"}}}
+		for _, o := range []client.Object{role, binding} {
+			Expect(client.IgnoreAlreadyExists(fleetClient.Create(ctx, o))).To(Succeed())
+		}
+		stopFleet()
+		stopFleet = startFleetManager(ctx, user.Config())
+		// Meanwhile the Deployment changes: nothing of the namespace is updated while the ConfigMap cannot be read,
+		// and the ConfigMap is not taken from the clusters.
+		Eventually(func(g Gomega) {
+			d := &appsv1.Deployment{}
+			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			d.Spec.Replicas = ptr.To[int32](9)
+			g.Expect(fleetClient.Update(ctx, d)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			c := meta.FindStatusCondition(translated(g).Status.Conditions, workv1alpha1.ConditionFleetObjectsDelivered)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonFleetKindsUnreadable))
+			g.Expect(c.Message).To(ContainSubstring("ConfigMap"))
+		}, timeout, interval).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(manifestNames(g, translated(g))).To(ContainElement("ConfigMap/settings"))
+			g.Expect(deploymentShares(g, "web")).To(Equal(map[string]int64{clusters[0]: 2, clusters[1]: 2, clusters[2]: 2}))
+		}, 3*time.Second, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(eventReasonsOn(g, fleetClient, "", "Namespace", ns)).To(ContainElement(workv1alpha1.EventFleetKindsUnreadable))
+		}, timeout, interval).Should(Succeed())
+		// Allowed again, it reads the ConfigMaps (at its next discovery) and delivers the change.
+		stopFleet()
+		stopFleet = startFleetManager(ctx, fleetCfg)
+		Eventually(func(g Gomega) {
+			g.Expect(deploymentShares(g, "web")).To(Equal(map[string]int64{clusters[0]: 3, clusters[1]: 3, clusters[2]: 3}))
+			g.Expect(manifestNames(g, translated(g))).To(ContainElement("ConfigMap/settings"))
+			g.Expect(meta.IsStatusConditionTrue(translated(g).Status.Conditions, workv1alpha1.ConditionFleetObjectsDelivered)).To(BeTrue())
+		}, timeout, interval).Should(Succeed())
 	})
 
 	It("holds the Deployment's observedGeneration until the clusters applied its new generation", func() {

@@ -486,19 +486,20 @@ func (v view) daemonSet() *appsv1.DaemonSetStatus {
 	v.previous(&prev)
 	var desired, ready, available, updated int64
 	allCurrent := len(v.clusters) > 0
-	for _, c := range v.leaving {
+	// add counts one cluster's desired, ready and available pods (ready and available at most desired).
+	add := func(c ClusterReport) int64 {
 		d := c.Feedback.Count(health.DesiredNumberScheduled)
 		r := min(c.Feedback.Count(health.NumberReady), d)
 		desired += d
 		ready += r
 		available += min(c.Feedback.Count(health.NumberAvailable), r)
+		return d
+	}
+	for _, c := range v.leaving {
+		add(c)
 	}
 	for _, c := range v.clusters {
-		d := c.Feedback.Count(health.DesiredNumberScheduled)
-		r := min(c.Feedback.Count(health.NumberReady), d)
-		desired += d
-		ready += r
-		available += min(c.Feedback.Count(health.NumberAvailable), r)
+		d := add(c)
 		if current(c) {
 			updated += min(c.Feedback.Count(health.UpdatedNumberScheduled), d)
 		} else {

@@ -148,6 +148,20 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		return cur
 	}
 
+	// fleetDeployment is the Deployment web on the fleet API server.
+	fleetDeployment := func(g Gomega) *appsv1.Deployment {
+		d := &appsv1.Deployment{}
+		g.Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+		return d
+	}
+
+	// delivered waits until every decided cluster's work carries web.
+	delivered := func() {
+		Eventually(func(g Gomega) {
+			g.Expect(deploymentShares(g, "web")).To(HaveLen(3))
+		}, timeout, interval).Should(Succeed())
+	}
+
 	// optIn creates the fleet namespace name, opted in with the Placement placement.
 	optIn := func(name, placement string) {
 		Expect(fleetClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
@@ -175,13 +189,10 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 	})
 
 	It("writes the agents' reports back into the Deployment's status on the fleet API server", func() {
-		Eventually(func(g Gomega) {
-			g.Expect(deploymentShares(g, "web")).To(HaveLen(3))
-		}, timeout, interval).Should(Succeed())
+		delivered()
 		// Before any report, nothing is available.
 		Eventually(func(g Gomega) {
-			d := &appsv1.Deployment{}
-			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			d := fleetDeployment(g)
 			c := findDeploymentCondition(d, appsv1.DeploymentAvailable)
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Status).To(Equal(corev1.ConditionFalse))
@@ -205,8 +216,7 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		}, timeout, interval).Should(Succeed())
 		reportReady("web")
 		Eventually(func(g Gomega) {
-			d := &appsv1.Deployment{}
-			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			d := fleetDeployment(g)
 			g.Expect(d.Status.ObservedGeneration).To(Equal(d.Generation))
 			g.Expect(d.Status.Replicas).To(BeEquivalentTo(6))
 			g.Expect(d.Status.UpdatedReplicas).To(BeEquivalentTo(6))
@@ -219,15 +229,8 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 	})
 
 	It("moves the namespace's workloads when the namespace is relabelled with another Placement", func() {
-		Eventually(func(g Gomega) {
-			g.Expect(deploymentShares(g, "web")).To(HaveLen(3))
-		}, timeout, interval).Should(Succeed())
+		delivered()
 		reportReady("web")
-		fleetDeployment := func(g Gomega) *appsv1.Deployment {
-			d := &appsv1.Deployment{}
-			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
-			return d
-		}
 		Eventually(func(g Gomega) {
 			g.Expect(fleetDeployment(g).Status.AvailableReplicas).To(BeEquivalentTo(6))
 		}, timeout, interval).Should(Succeed())
@@ -275,13 +278,10 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 	})
 
 	It("deletes the generated PMW, and with it the works, when the namespace opts out, and clears the status it wrote", func() {
-		Eventually(func(g Gomega) {
-			g.Expect(deploymentShares(g, "web")).To(HaveLen(3))
-		}, timeout, interval).Should(Succeed())
+		delivered()
 		reportReady("web")
 		Eventually(func(g Gomega) {
-			d := &appsv1.Deployment{}
-			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			d := fleetDeployment(g)
 			g.Expect(d.Status.ReadyReplicas).To(BeEquivalentTo(6))
 		}, timeout, interval).Should(Succeed())
 		Eventually(func(g Gomega) {
@@ -321,9 +321,7 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 	})
 
 	It("translates again after a restart only once it knows every kind, so a restart removes nothing", func() {
-		Eventually(func(g Gomega) {
-			g.Expect(deploymentShares(g, "web")).To(HaveLen(3))
-		}, timeout, interval).Should(Succeed())
+		delivered()
 		stopFleet()
 		stopFleet = startFleetManager(ctx, fleetCfg)
 		// A manager that translated before watching the Deployments would write the PMW without them.
@@ -358,8 +356,7 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		// Meanwhile the Deployment changes: nothing of the namespace is updated while the ConfigMap cannot be read,
 		// and the ConfigMap is not taken from the clusters.
 		Eventually(func(g Gomega) {
-			d := &appsv1.Deployment{}
-			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			d := fleetDeployment(g)
 			d.Spec.Replicas = ptr.To[int32](9)
 			g.Expect(fleetClient.Update(ctx, d)).To(Succeed())
 		}, timeout, interval).Should(Succeed())
@@ -387,18 +384,14 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 	})
 
 	It("holds the Deployment's observedGeneration until the clusters applied its new generation", func() {
-		Eventually(func(g Gomega) {
-			g.Expect(deploymentShares(g, "web")).To(HaveLen(3))
-		}, timeout, interval).Should(Succeed())
+		delivered()
 		reportReady("web")
 		Eventually(func(g Gomega) {
-			d := &appsv1.Deployment{}
-			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			d := fleetDeployment(g)
 			g.Expect(d.Status.ObservedGeneration).To(BeEquivalentTo(1))
 		}, timeout, interval).Should(Succeed())
 		Eventually(func(g Gomega) {
-			d := &appsv1.Deployment{}
-			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			d := fleetDeployment(g)
 			d.Spec.Template.Spec.Containers[0].Image = "nginx:1.28"
 			g.Expect(fleetClient.Update(ctx, d)).To(Succeed())
 		}, timeout, interval).Should(Succeed())
@@ -410,14 +403,12 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 			}
 		}, timeout, interval).Should(Succeed())
 		Consistently(func(g Gomega) {
-			d := &appsv1.Deployment{}
-			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			d := fleetDeployment(g)
 			g.Expect(d.Status.ObservedGeneration).To(BeEquivalentTo(1))
 		}, 2*time.Second, interval).Should(Succeed())
 		reportReady("web")
 		Eventually(func(g Gomega) {
-			d := &appsv1.Deployment{}
-			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			d := fleetDeployment(g)
 			g.Expect(d.Status.ObservedGeneration).To(BeEquivalentTo(2))
 		}, timeout, interval).Should(Succeed())
 	})
@@ -532,9 +523,7 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		}, timeout, interval).Should(Succeed())
 
 		// Both opt-ins at once do not parse: what is delivered stays.
-		Eventually(func(g Gomega) {
-			g.Expect(deploymentShares(g, "web")).To(HaveLen(3))
-		}, timeout, interval).Should(Succeed())
+		delivered()
 		Eventually(func(g Gomega) {
 			cur := &corev1.Namespace{}
 			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Name: ns}, cur)).To(Succeed())

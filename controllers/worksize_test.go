@@ -3,7 +3,6 @@ package controllers
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,25 +15,6 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
-// benchWorkload is the workload of test/bench (its manifests function at version "1"): a ConfigMap and a
-// ClusterIP Service replicated, and a Deployment of the given replicas.
-func benchWorkload(replicas int) []map[string]any {
-	dep := framework.Deployment("bench-app", "bench-app", replicas)
-	dep["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"] = "registry.example/app:1"
-	return []map[string]any{
-		framework.ConfigMap("bench-config", "bench-app", map[string]string{"version": "1", "settings": strings.Repeat("x", 256)}),
-		dep,
-		{
-			"apiVersion": "v1", "kind": "Service",
-			"metadata": map[string]any{"name": "bench-app", "namespace": "bench-app"},
-			"spec": map[string]any{
-				"selector": map[string]any{"app": "bench-app"},
-				"ports":    []any{map[string]any{"port": 80, "targetPort": 8080}},
-			},
-		},
-	}
-}
-
 // benchCreatedWork is the ManifestWork the manager creates on the first of the given clusters for the
 // benchmark's PlacementManifestWork (its Deployment split, 2 replicas per cluster): desired state, planned
 // writes, and the create as writeOp.written sends it.
@@ -45,7 +25,7 @@ func benchCreatedWork(t *testing.T, clusters int) *workv1.ManifestWork {
 		Name: "bench-app", Namespace: "bench-app", Group: "apps", Kind: "Deployment",
 		Type: workv1alpha1.DistributionSplit, Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance},
 	})
-	for _, m := range benchWorkload(2 * clusters) {
+	for _, m := range benchManifests("1", 2*clusters) {
 		w.Manifest(m)
 	}
 	p := w.Obj()
@@ -78,7 +58,7 @@ func benchCreatedWork(t *testing.T, clusters int) *workv1.ManifestWork {
 func plainBenchWork(t *testing.T) *workv1.ManifestWork {
 	t.Helper()
 	w := framework.MakePMW("bench-0", "bench")
-	for _, m := range benchWorkload(2) {
+	for _, m := range benchManifests("1", 2) {
 		w.Manifest(m)
 	}
 	return &workv1.ManifestWork{

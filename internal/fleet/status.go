@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -30,8 +29,10 @@ import (
 
 // hubView is what the hub says of the generated PlacementManifestWork's clusters.
 type hubView struct {
-	// clusters are the clusters the placement decided, sorted.
-	clusters []string
+	// clusters are the clusters the placement decided, sorted; leaving those with a work of the
+	// PlacementManifestWork the placement no longer decides, sorted: their works stay until the move completes
+	// (make before break) or the work is deleted.
+	clusters, leaving []string
 	// works are the PlacementManifestWork's works by cluster.
 	works map[string]*workv1.ManifestWork
 	// carried are the generations of the fleet objects each cluster's work carries (fleet.CarriedGenerations).
@@ -59,29 +60,34 @@ func (r *Reconciler) readHub(ctx context.Context, pmw *workv1alpha1.PlacementMan
 	}
 	for i := range works.Items {
 		w := &works.Items[i]
-		if w.Annotations[workv1alpha1.AnnotationOwner] == pmw.Namespace+"/"+pmw.Name {
+		if manifestwork.IsOwnedBy(w, pmw) {
 			v.works[w.Namespace] = w
 			v.carried[w.Namespace] = carried[w.Annotations[workv1alpha1.AnnotationTemplateHash]]
 		}
 	}
-	if pmw.Spec.PlacementRef == nil {
-		return v, nil
-	}
-	decisions := &clusterv1beta1.PlacementDecisionList{}
-	if err := r.Hub.List(ctx, decisions, client.InNamespace(pmw.Namespace),
-		client.MatchingLabels{clusterv1beta1.PlacementLabel: pmw.Spec.PlacementRef.Name}); err != nil {
-		return v, fmt.Errorf("list the placement decisions: %w", err)
-	}
-	seen := map[string]bool{}
-	for _, d := range decisions.Items {
-		for _, c := range d.Status.Decisions {
-			if !seen[c.ClusterName] {
-				seen[c.ClusterName] = true
-				v.clusters = append(v.clusters, c.ClusterName)
+	decided := map[string]bool{}
+	if pmw.Spec.PlacementRef != nil {
+		decisions := &clusterv1beta1.PlacementDecisionList{}
+		if err := r.Hub.List(ctx, decisions, client.InNamespace(pmw.Namespace),
+			client.MatchingLabels{clusterv1beta1.PlacementLabel: pmw.Spec.PlacementRef.Name}); err != nil {
+			return v, fmt.Errorf("list the placement decisions: %w", err)
+		}
+		for _, d := range decisions.Items {
+			for _, c := range d.Status.Decisions {
+				if !decided[c.ClusterName] {
+					decided[c.ClusterName] = true
+					v.clusters = append(v.clusters, c.ClusterName)
+				}
 			}
 		}
 	}
+	for c, w := range v.works {
+		if !decided[c] && w.DeletionTimestamp.IsZero() {
+			v.leaving = append(v.leaving, c)
+		}
+	}
 	sort.Strings(v.clusters)
+	sort.Strings(v.leaving)
 	return v, nil
 }
 
@@ -232,7 +238,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, in inputs, tr fleet.Transl
 			reports = append(reports, hub.report(c, key, tr.Generation[key]))
 		}
 		// A cluster the placement left whose work stays until the move completes still serves.
-		for _, c := range hub.leaving() {
+		for _, c := range hub.leaving {
 			rep := hub.report(c, key, tr.Generation[key])
 			rep.Leaving = true
 			reports = append(reports, rep)
@@ -248,19 +254,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, in inputs, tr fleet.Transl
 	}
 	r.forgetEvents(in.ns.Name, keep...)
 	return errors.Join(errs...)
-}
-
-// leaving are the clusters with a work of the PlacementManifestWork that the placement no longer decides,
-// sorted: their works stay until the move completes (make before break) or the work is deleted.
-func (v hubView) leaving() []string {
-	var out []string
-	for c, w := range v.works {
-		if !slices.Contains(v.clusters, c) && w.DeletionTimestamp.IsZero() {
-			out = append(out, c)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // report is what cluster reports of the manifest key, whose fleet object is at generation.
@@ -280,8 +273,9 @@ func (v hubView) report(cluster string, key fleet.Key, generation int64) fleet.C
 	// Until the agent reports the work's generation applied, its status feedback still describes the spec
 	// before: a cluster counts as carrying the current generation only once both hold.
 	carried, ok := v.carried[cluster][key]
-	rep.CarriesCurrent = ok && carried == generation && conditionTrue(w.Status.Conditions, workv1.WorkApplied, w.Generation) &&
-		meta.FindStatusCondition(w.Status.Conditions, workv1.WorkApplied).ObservedGeneration == w.Generation
+	applied := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkApplied)
+	rep.CarriesCurrent = ok && carried == generation &&
+		applied != nil && applied.Status == metav1.ConditionTrue && applied.ObservedGeneration == w.Generation
 	var mc *workv1.ManifestCondition
 	for i := range w.Status.ResourceStatus.Manifests {
 		rm := w.Status.ResourceStatus.Manifests[i].ResourceMeta

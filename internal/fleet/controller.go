@@ -342,11 +342,9 @@ func notGenerated(kind, ns string) fleet.Event {
 func (r *Reconciler) gather(ctx context.Context, name string) (inputs, error) {
 	var in inputs
 	ns := &corev1.Namespace{}
-	switch err := r.Fleet.Get(ctx, client.ObjectKey{Name: name}, ns); {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return in, fmt.Errorf("fleet namespace %s: %w", name, err)
-	default:
+	if found, err := getIfExists(ctx, r.Fleet, client.ObjectKey{Name: name}, ns, "fleet namespace"); err != nil {
+		return in, err
+	} else if found {
 		in.ns = ns
 	}
 	if in.ns != nil && in.ns.DeletionTimestamp == nil {
@@ -356,31 +354,36 @@ func (r *Reconciler) gather(ctx context.Context, name string) (inputs, error) {
 			}
 		}
 	}
-	switch err := r.Hub.Get(ctx, client.ObjectKey{Name: name}, &corev1.Namespace{}); {
-	case apierrors.IsNotFound(err):
-		return in, nil
-	case err != nil:
-		return in, fmt.Errorf("hub namespace %s: %w", name, err)
+	found, err := getIfExists(ctx, r.Hub, client.ObjectKey{Name: name}, &corev1.Namespace{}, "hub namespace")
+	if err != nil || !found {
+		return in, err
 	}
 	in.hubNamespace = true
 	key := client.ObjectKey{Namespace: name, Name: workv1alpha1.FleetGeneratedName}
 	pmw := &workv1alpha1.PlacementManifestWork{}
-	switch err := r.Hub.Get(ctx, key, pmw); {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return in, fmt.Errorf("hub PlacementManifestWork %s: %w", key, err)
-	default:
+	if found, err := getIfExists(ctx, r.Hub, key, pmw, "hub PlacementManifestWork"); err != nil {
+		return in, err
+	} else if found {
 		in.pmw = pmw
 	}
 	p := &clusterv1beta1.Placement{}
-	switch err := r.Hub.Get(ctx, key, p); {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return in, fmt.Errorf("hub Placement %s: %w", key, err)
-	default:
+	if found, err := getIfExists(ctx, r.Hub, key, p, "hub Placement"); err != nil {
+		return in, err
+	} else if found {
 		in.placement = p
 	}
 	return in, nil
+}
+
+// getIfExists reads key into obj: false, and no error, when there is no such object; what names it in an error.
+func getIfExists(ctx context.Context, c client.Reader, key client.ObjectKey, obj client.Object, what string) (bool, error) {
+	switch err := c.Get(ctx, key, obj); {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("%s %s: %w", what, key, err)
+	}
+	return true, nil
 }
 
 // readObjects reads the opted-in namespace's objects of every watched kind: their metadata from the cache, the
@@ -389,8 +392,7 @@ func (r *Reconciler) readObjects(ctx context.Context, in *inputs) error {
 	ns := in.ns.Name
 	objects := map[fleet.Key]*unstructured.Unstructured{}
 	for _, gvk := range r.kinds.kinds() {
-		metas := &metav1.PartialObjectMetadataList{}
-		metas.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		metas := metadataList(gvk)
 		if err := r.Fleet.List(ctx, metas, client.InNamespace(ns)); err != nil {
 			return fmt.Errorf("fleet %ss in %s: %w", gvk.Kind, ns, err)
 		}
@@ -455,8 +457,7 @@ func (r *Reconciler) clearStatuses(ctx context.Context, ns string) error {
 		if !fleet.WritesStatus(gvk.GroupKind()) {
 			continue
 		}
-		metas := &metav1.PartialObjectMetadataList{}
-		metas.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		metas := metadataList(gvk)
 		if err := r.Fleet.List(ctx, metas, client.InNamespace(ns)); err != nil {
 			return fmt.Errorf("fleet %ss in %s: %w", gvk.Kind, ns, err)
 		}

@@ -203,9 +203,7 @@ func (w *kindWatcher) discover(ctx context.Context) error {
 	w.mu.Unlock()
 
 	for _, gvk := range fresh {
-		probe := &metav1.PartialObjectMetadataList{}
-		probe.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := w.reader.List(ctx, probe, client.Limit(1)); err != nil {
+		if err := w.reader.List(ctx, metadataList(gvk), client.Limit(1)); err != nil {
 			why := "the manager cannot list it now; tried again at the next discovery"
 			if apierrors.IsForbidden(err) {
 				why = "the manager may not list it (RBAC); tried again at the next discovery"
@@ -213,9 +211,7 @@ func (w *kindWatcher) discover(ctx context.Context) error {
 			log.Info("Not reading a kind of the fleet API server: what a PMW delivers of it is kept, new objects of it are not delivered", "kind", gvk.String(), "why", why, "error", err.Error())
 			continue
 		}
-		obj := &metav1.PartialObjectMetadata{}
-		obj.SetGroupVersionKind(gvk)
-		if err := w.ctrl.Watch(source.Kind[client.Object](w.cache, obj, handler.EnqueueRequestsFromMapFunc(byNamespace))); err != nil {
+		if err := w.ctrl.Watch(source.Kind[client.Object](w.cache, metadataObject(gvk), handler.EnqueueRequestsFromMapFunc(byNamespace))); err != nil {
 			return err
 		}
 		w.mu.Lock()
@@ -234,9 +230,7 @@ func (w *kindWatcher) discover(ctx context.Context) error {
 	syncCtx, cancel := context.WithTimeout(ctx, syncDeadline)
 	defer cancel()
 	for _, gvk := range waiting {
-		obj := &metav1.PartialObjectMetadata{}
-		obj.SetGroupVersionKind(gvk)
-		inf, err := w.cache.GetInformer(syncCtx, obj, cache.BlockUntilSynced(false))
+		inf, err := w.cache.GetInformer(syncCtx, metadataObject(gvk), cache.BlockUntilSynced(false))
 		if err != nil {
 			return err
 		}
@@ -261,8 +255,7 @@ func (w *kindWatcher) discover(ctx context.Context) error {
 // requeueHolders reconciles every namespace that holds objects of gvk, which just became read: their first
 // events may have come while it was not.
 func (w *kindWatcher) requeueHolders(ctx context.Context, gvk schema.GroupVersionKind) error {
-	metas := &metav1.PartialObjectMetadataList{}
-	metas.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	metas := metadataList(gvk)
 	if err := w.cache.List(ctx, metas); err != nil {
 		return fmt.Errorf("listing the %ss of the fleet API server: %w", gvk.Kind, err)
 	}
@@ -279,6 +272,20 @@ func (w *kindWatcher) requeueHolders(ctx context.Context, gvk schema.GroupVersio
 		}
 	}
 	return nil
+}
+
+// metadataList is an empty list of gvk's objects as metadata, to read from the cache or around it.
+func metadataList(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadataList {
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	return l
+}
+
+// metadataObject is an empty object of gvk as metadata: the type of its metadata watch and informer.
+func metadataObject(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadata {
+	o := &metav1.PartialObjectMetadata{}
+	o.SetGroupVersionKind(gvk)
+	return o
 }
 
 // namespacedKinds are the kinds of discovery's resource lists that the controller watches: namespaced,

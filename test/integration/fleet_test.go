@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -79,7 +78,7 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Name: "widgets.example.io"}, crd)).To(Succeed())
 			g.Expect(apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established)).To(BeTrue())
 		}, timeout, interval).Should(Succeed())
-		stopFleet = startFleetManager(ctx, fleetCfg)
+		stopFleet = startFleetManager(fleetCfg)
 		DeferCleanup(func() { stopFleet() }) // the manager running at the end, after a spec restarted it
 	})
 
@@ -323,7 +322,7 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 	It("translates again after a restart only once it knows every kind, so a restart removes nothing", func() {
 		delivered()
 		stopFleet()
-		stopFleet = startFleetManager(ctx, fleetCfg)
+		stopFleet = startFleetManager(fleetCfg)
 		// A manager that translated before watching the Deployments would write the PMW without them.
 		Consistently(func(g Gomega) {
 			g.Expect(manifestNames(g, translated(g))).To(ContainElement("Deployment/web"))
@@ -352,7 +351,7 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 			Expect(client.IgnoreAlreadyExists(fleetClient.Create(ctx, o))).To(Succeed())
 		}
 		stopFleet()
-		stopFleet = startFleetManager(ctx, user.Config())
+		stopFleet = startFleetManager(user.Config())
 		// Meanwhile the Deployment changes: nothing of the namespace is updated while the ConfigMap cannot be read,
 		// and the ConfigMap is not taken from the clusters.
 		Eventually(func(g Gomega) {
@@ -375,7 +374,7 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		}, timeout, interval).Should(Succeed())
 		// Allowed again, it reads the ConfigMaps (at its next discovery) and delivers the change.
 		stopFleet()
-		stopFleet = startFleetManager(ctx, fleetCfg)
+		stopFleet = startFleetManager(fleetCfg)
 		Eventually(func(g Gomega) {
 			g.Expect(deploymentShares(g, "web")).To(Equal(map[string]int64{clusters[0]: 3, clusters[1]: 3, clusters[2]: 3}))
 			g.Expect(manifestNames(g, translated(g))).To(ContainElement("ConfigMap/settings"))
@@ -592,7 +591,7 @@ func widgetCRD() *apiextensionsv1.CustomResourceDefinition {
 
 // startFleetManager starts a manager on the suite's hub that runs only the fleet controller (the suite's manager
 // runs the PlacementManifestWork controller), reaching the fleet API server with fleetCfg, until stop is called.
-func startFleetManager(ctx context.Context, fleetCfg *rest.Config) (stop func()) {
+func startFleetManager(fleetCfg *rest.Config) (stop func()) {
 	m, err := ctrl.NewManager(fw.Config, ctrl.Options{
 		Scheme:                 controllers.Scheme(),
 		Cache:                  controllers.CacheOptions(),
@@ -603,20 +602,7 @@ func startFleetManager(ctx context.Context, fleetCfg *rest.Config) (stop func())
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(internalfleet.SetupWithManager(m, fleetCfg)).To(Succeed())
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		defer GinkgoRecover()
-		done <- m.Start(ctx)
-	}()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			Eventually(done, timeout, interval).Should(Receive(BeNil()))
-		})
-	}
-	return stop
+	return fw.Run(m, "the fleet manager")
 }
 
 func findDeploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {

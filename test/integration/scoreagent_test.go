@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -372,19 +371,7 @@ func startAgent(ctx context.Context, cluster string, now func() time.Time) (stop
 		},
 	})
 	Expect(err).NotTo(HaveOccurred())
-	run, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		defer GinkgoRecover()
-		done <- mgr.Start(run)
-	}()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			Eventually(done, timeout, interval).Should(Receive(BeNil()), "the score agent of %s stops", cluster)
-		})
-	}
+	stop = fw.Run(mgr, "the score agent of "+cluster)
 	DeferCleanup(stop)
 	return stop
 }

@@ -155,3 +155,22 @@ func (m *Manager) Leading() bool {
 func (m *Manager) WorkWrites() []framework.Write {
 	return m.Recorder.Writes(func(w framework.Write) bool { return w.Kind == "ManifestWork" })
 }
+
+// Run starts m, a manager a spec builds itself (the transparent mode's, a score agent's), and returns a stop
+// that cancels it and waits until its Start has returned without an error; stopping twice does nothing. The
+// caller registers the stop with its cleanup, at the scope the manager lives for.
+func (f *Framework) Run(m ctrl.Manager, name string) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		defer ginkgo.GinkgoRecover()
+		done <- m.Start(ctx)
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			gomega.Eventually(done, f.Timeout, f.Interval).Should(gomega.Receive(gomega.BeNil()), "%s stops", name)
+		})
+	}
+}

@@ -126,7 +126,7 @@ func Translate(namespace string, objects []*unstructured.Unstructured, opts Opti
 			return Translation{}, err
 		}
 		c := o.DeepCopy()
-		if c.GetNamespace() == "" && !clusterScopedKinds[c.GroupVersionKind().GroupKind()] {
+		if c.GetNamespace() == "" && !template.BuiltinClusterScoped(c.GroupVersionKind().GroupKind()) {
 			c.SetNamespace(namespace)
 		}
 		key := KeyOf(c)
@@ -264,7 +264,7 @@ func checkObject(o *unstructured.Unstructured, i int) error {
 func leftOut(o *unstructured.Unstructured, namespace string) (Reason, string) {
 	gk := o.GroupVersionKind().GroupKind()
 	switch {
-	case clusterScopedKinds[gk]:
+	case template.BuiltinClusterScoped(gk):
 		return ReasonClusterScoped, fmt.Sprintf("%s is cluster-scoped: a namespace cannot own it; install it on the clusters "+
 			"with a PlacementManifestWork of its own", gk.Kind)
 	case o.GetNamespace() != namespace:

@@ -186,8 +186,10 @@ func TestSandboxSamplesSettle(t *testing.T) {
 				}
 			}
 		}
-		if diff := cmp.Diff(map[string]int64{"cluster1": 4, "cluster4": 2}, got); diff != "" {
-			t.Errorf("replicas of %s by cluster (-want +got):\n%s", sandbox.NearestSample, diff)
+		// The scores come from latencies the agents really measure, so a loaded machine moves them (a run under
+		// CI measured cluster4 slower and split 5/1): the ranking holds, not the exact shares.
+		if len(got) != 2 || got["cluster1"]+got["cluster4"] != 6 || got["cluster1"] <= got["cluster4"] || got["cluster4"] < 1 {
+			t.Errorf("replicas of %s by cluster: %v; want all 6 on cluster1 and cluster4, the most on cluster1 (4 and 2 on a quiet machine)", sandbox.NearestSample, got)
 		}
 	})
 

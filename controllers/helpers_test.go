@@ -19,11 +19,12 @@ func plannedWorks(t *testing.T, p *workv1alpha1.PlacementManifestWork, clusters 
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := planner.Compute(p, manifests, planner.Input{Clusters: clusters})
+	b, err := manifestwork.NewBuilder(p, health.ManifestConfigs(manifests, p.Spec.ManifestWorkTemplate.ManifestConfigs))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := manifestwork.NewBuilder(p, health.ManifestConfigs(manifests, p.Spec.ManifestWorkTemplate.ManifestConfigs))
+	marked := marks(p, manifests, nil, func(string) string { return b.TemplateHash() })
+	plan, err := planner.Compute(p, manifests, planner.Input{Clusters: clusters, Marks: marked})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,10 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
 
 // interpreterRetry is how soon a desired state that an interpreter's webhook failed to give is tried again.
@@ -54,6 +56,7 @@ func desiredState(pmw *workv1alpha1.PlacementManifestWork, in *inputs, mem remem
 	}
 	input := in.planInput
 	input.Clusters, input.Previous, input.Kinds = in.clusters, previous, in.kinds
+	input.Marks = marks(pmw, in.template, in.kinds, d.clusterTemplateHash)
 	if len(d.failedOver) > 0 {
 		input.FailedOver = d.failedOver
 	}
@@ -77,6 +80,18 @@ func desiredState(pmw *workv1alpha1.PlacementManifestWork, in *inputs, mem remem
 	}
 	d.plan = plan
 	return d, nil, recheck, nil
+}
+
+// marks says which manifests the planner stamps with the template marker (health.Interpreters.Marked), so
+// health can tell the agent's reads of an object made before it applied the work's template.
+func marks(pmw *workv1alpha1.PlacementManifestWork, manifests []template.Manifest, kinds *health.Interpreters, templateHash func(string) string) *planner.Marks {
+	indexes := map[int]bool{}
+	for _, m := range manifests {
+		if kinds.Marked(m, pmw.Spec.ManifestWorkTemplate.ManifestConfigs) {
+			indexes[m.Index] = true
+		}
+	}
+	return &planner.Marks{Indexes: indexes, TemplateHash: templateHash}
 }
 
 // templateHashes returns the template hash of the clusters no override selects (base, the builder's, with

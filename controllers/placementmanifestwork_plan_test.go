@@ -14,8 +14,6 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/revision"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
@@ -173,18 +171,8 @@ func TestPlanWrites(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			manifests, err := planner.ParseTemplate(tc.pmw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan, err := planner.Compute(tc.pmw, manifests, planner.Input{Clusters: tc.clusters})
-			if err != nil {
-				t.Fatal(err)
-			}
-			builder, err := manifestwork.NewBuilder(tc.pmw, health.ManifestConfigs(manifests, tc.pmw.Spec.ManifestWorkTemplate.ManifestConfigs))
-			if err != nil {
-				t.Fatal(err)
-			}
+			// The works as the manager plans them (the template marker stamped too).
+			_, plan, builder := plannedWorks(t, tc.pmw, tc.clusters...)
 			decision := clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Name: "p-1", Namespace: "ns",
 				Labels: map[string]string{clusterv1beta1.PlacementLabel: "p"}}}
 			for _, c := range tc.clusters {

@@ -27,7 +27,9 @@ const (
 	AnnotationSpecHash = "work.open-cluster-management.io/placementmanifestwork-spec-hash"
 	// AnnotationTemplateHash is a hash of the template the work carries, without the cluster's split shares:
 	// equal on every cluster that runs the current template. A rollout strategy governs changes of it; a change
-	// of the shares alone (a cluster joined, left or failed over) reaches every cluster at once.
+	// of the shares alone (a cluster joined, left or failed over) reaches every cluster at once. The manager also
+	// stamps it on each manifest it judges by the agent's reads of the object (the template marker, see
+	// pkg/health), so a report read before the agent applied the work's template is told apart.
 	AnnotationTemplateHash = "work.open-cluster-management.io/placementmanifestwork-template-hash"
 	// AnnotationShares records the split shares a ManifestWork carries, as JSON keyed by "<manifest> <field
 	// path>". The manager does not trust it (a work agent may edit its own work): it keeps its own record.

@@ -90,8 +90,10 @@ func manifests(in ClusterInput) []ManifestResult {
 		byOrdinal[mc.ResourceMeta.Ordinal] = mc
 	}
 	out := make([]ManifestResult, len(in.Manifests))
+	templateHash := in.Work.Annotations[workv1alpha1.AnnotationTemplateHash]
 	for i, m := range in.Manifests {
 		m.Status = byOrdinal[int32(i)]
+		m.WorkTemplateHash = templateHash
 		out[i].Verdict = Manifest(m)
 		if m.Status != nil {
 			out[i].Feedback = FeedbackOf(m.Status.StatusFeedbacks.Values)

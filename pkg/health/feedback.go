@@ -171,8 +171,9 @@ func ManifestConfigs(manifests []template.Manifest, user []workv1.ManifestConfig
 }
 
 // ManifestConfigs returns the user's manifestConfigs with what the manager needs of each manifest's kind
-// added: the feedback rules its interpreter reads (named with FeedbackPrefix) and, for fields its interpreter
-// retains, a server-side apply that leaves them as the cluster changed them. The agent takes the feedback rules
+// added: the feedback rules its interpreter reads and the template marker (see Marked), named with
+// FeedbackPrefix, and, for fields its interpreter retains, a server-side apply that leaves them as the cluster
+// changed them. The agent takes the feedback rules
 // of the first entry that matches a resource and has any (see match.go), so it finds the user's rules for the
 // manifest followed by the manager's: the rule goes to the entry the agent would pick when it is the user's
 // entry for exactly that resource; when a wildcard entry would be picked, a new entry for the resource, with
@@ -187,16 +188,23 @@ func (s *Interpreters) ManifestConfigs(manifests []template.Manifest, user []wor
 	}
 	for _, m := range manifests {
 		k := s.For(m.GVK)
-		if k == nil {
-			continue
-		}
 		id := resourceOf(m)
-		if paths := k.FeedbackPaths(m); len(paths) > 0 {
+		var paths []workv1.JsonPath
+		if k != nil {
+			paths = k.FeedbackPaths(m)
+		}
+		if s.Marked(m, user) {
+			paths = append(slices.Clip(paths), templateHashPath)
+		}
+		if len(paths) > 0 {
 			prefixed := make([]workv1.JsonPath, len(paths))
 			for i, p := range paths {
 				prefixed[i] = workv1.JsonPath{Name: FeedbackPrefix + p.Name, Path: p.Path}
 			}
 			out = withFeedbackRule(out, id, workv1.FeedbackRule{Type: workv1.JSONPathsType, JsonPaths: prefixed})
+		}
+		if k == nil {
+			continue
 		}
 		if retain := k.Retain(); len(retain) > 0 {
 			out = withRetainedFields(out, id, retain)

@@ -170,6 +170,10 @@ type ManifestInput struct {
 	// agent's conditions.
 	Kind Interpreter
 
+	// WorkTemplateHash is the template hash of the work that carries the manifest (Cluster sets it): the agent's
+	// report of a manifest that carries another template marker was read before it applied this work.
+	WorkTemplateHash string
+
 	// match, set by Inputs, finds ConditionRules again for the resource the agent reports.
 	match *ruleMatch
 }
@@ -207,6 +211,9 @@ func Manifest(in ManifestInput) Verdict {
 	if in.Share != nil && *in.Share == 0 {
 		// Nothing is asked of this cluster: a Job with parallelism 0 never completes, and that is fine here.
 		return healthy()
+	}
+	if _, stale := in.staleFeedback(); stale {
+		return progressing(ReasonStaleFeedback, "%s: the agent's last report of it was read before it applied this template", id)
 	}
 	kind := in.Kind
 	if kind == nil {

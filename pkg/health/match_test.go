@@ -183,6 +183,7 @@ func TestManifestConfigsAsTheAgentSees(t *testing.T) {
 	for _, p := range rules[schema.GroupKind{Group: "apps", Kind: "Deployment"}].paths {
 		ourPaths = append(ourPaths, workv1.JsonPath{Name: FeedbackPrefix + p.Name, Path: p.Path})
 	}
+	ourPaths = append(ourPaths, workv1.JsonPath{Name: FeedbackPrefix + TemplateHash, Path: templateHashPath.Path})
 	ours := workv1.FeedbackRule{Type: workv1.JSONPathsType, JsonPaths: ourPaths}
 	wellKnown := workv1.FeedbackRule{Type: workv1.WellKnownStatusType}
 	ssa := &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply}

@@ -3,6 +3,7 @@
 package planner
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,6 +55,17 @@ type Input struct {
 	// ClusterFacts are the decided clusters' labels and claims, which the overrides select by and read; the
 	// planner fills in each cluster's name and shares.
 	ClusterFacts map[string]override.Cluster
+	// Marks, when set, stamps the template marker (health.Mark) on the manifests it names.
+	Marks *Marks
+}
+
+// Marks says which manifests carry the template marker (those health.Interpreters.Marked) and with what value
+// on each cluster.
+type Marks struct {
+	// Indexes are the template indexes (template.Manifest.Index) of the marked manifests.
+	Indexes map[int]bool
+	// TemplateHash is the template hash of a cluster's work (workv1alpha1.AnnotationTemplateHash).
+	TemplateHash func(cluster string) string
 }
 
 // Problem is something the user should fix, reported on the Distributed condition.
@@ -158,10 +170,60 @@ func Compute(pmw *workv1alpha1.PlacementManifestWork, manifests []template.Manif
 		}
 	}
 	addCompanionStatus(plan, manifests, companions, copiedCompanions)
+	if err := mark(plan, manifests, clusters, in.Marks); err != nil {
+		return nil, err
+	}
 	if err := checkSize(plan, in.MaxManifestBytes); err != nil {
 		return nil, err
 	}
 	return plan, nil
+}
+
+// mark stamps the template marker on the marked manifests of every cluster's work. Clusters share their
+// manifests' encodings where they are alike, so a marked encoding is made once per encoding and hash: the cost
+// follows the distinct manifests, not the clusters.
+func mark(plan *Plan, manifests []template.Manifest, clusters []string, marks *Marks) error {
+	if marks == nil || len(marks.Indexes) == 0 {
+		return nil
+	}
+	type encoding struct {
+		first *byte
+		size  int
+		hash  string
+	}
+	marked := map[encoding][]byte{}
+	for _, c := range clusters {
+		ms, ok := plan.Manifests[c]
+		if !ok {
+			continue // an override failed here: nothing is written
+		}
+		hash := marks.TemplateHash(c)
+		out := make([]workv1.Manifest, len(ms)) // the slice may be another cluster's too
+		for i := range ms {
+			out[i] = ms[i]
+			if i >= len(manifests) || !marks.Indexes[manifests[i].Index] || len(ms[i].Raw) == 0 {
+				continue
+			}
+			key := encoding{first: &ms[i].Raw[0], size: len(ms[i].Raw), hash: hash}
+			raw, ok := marked[key]
+			if !ok {
+				obj := map[string]any{}
+				dec := json.NewDecoder(bytes.NewReader(ms[i].Raw))
+				dec.UseNumber() // integers beyond float64's precision stay as they are
+				if err := dec.Decode(&obj); err != nil {
+					return &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: fmt.Sprintf("manifest %s: %v", manifests[i].ID(), err)}
+				}
+				var err error
+				if raw, err = json.Marshal(health.Mark(obj, hash)); err != nil {
+					return &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: fmt.Sprintf("manifest %s: %v", manifests[i].ID(), err)}
+				}
+				marked[key] = raw
+			}
+			out[i] = workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}}
+		}
+		plan.Manifests[c] = out
+	}
+	return nil
 }
 
 // checkSize rejects a plan whose works would exceed the manifests size limit: OCM would refuse them, so the

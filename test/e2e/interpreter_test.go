@@ -144,7 +144,8 @@ var _ = Describe("A custom kind described by a ResourceInterpreter", Ordered, fu
 					}
 				}
 			}
-			g.Expect(rules).To(ConsistOf(health.FeedbackPrefix+"readyInstances=.status.readyInstances", health.FeedbackPrefix+"phase=.status.phase"),
+			g.Expect(rules).To(ConsistOf(health.FeedbackPrefix+"readyInstances=.status.readyInstances", health.FeedbackPrefix+"phase=.status.phase",
+				HavePrefix(health.FeedbackPrefix+health.TemplateHash+"=")), // the template marker
 				"feedback rules of the work of %s", w.Namespace)
 
 			g.Expect(w.Status.ResourceStatus.Manifests).To(HaveLen(1), "manifests the agent of %s reported", w.Namespace)
@@ -165,6 +166,7 @@ var _ = Describe("A custom kind described by a ResourceInterpreter", Ordered, fu
 			}
 			g.Expect(values).To(Equal(map[string]any{
 				health.FeedbackPrefix + "readyInstances": wantReady, health.FeedbackPrefix + "phase": phaseOf(w.Namespace),
+				health.FeedbackPrefix + health.TemplateHash: w.Annotations[workv1alpha1.AnnotationTemplateHash],
 			}), "status feedback the agent of %s reported", w.Namespace)
 		}
 	}

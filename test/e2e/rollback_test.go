@@ -14,6 +14,7 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/kubectlpmw"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework/suite"
 )
@@ -92,6 +93,22 @@ var _ = Describe("A progressive rollout with failurePolicy Rollback", func() {
 		revision1 := hashes[clusters[0]]
 		Expect(revision1).NotTo(BeEmpty(), "the template hash annotation of the ManifestWorks")
 		Expect(hashes).To(HaveEach(revision1), "template hashes of the ManifestWorks, by cluster")
+		// OCM's agent reads the template marker back (docs/health.md, "Reports read before the apply"): every
+		// spoke's Deployment carries revision 1's hash, and every work's feedback says so.
+		Eventually(func(g Gomega) {
+			for _, w := range works(ctx, g, pmw) {
+				d := spokeDeployment(ctx, g, w.Namespace, ns, name)
+				g.Expect(d.Annotations).To(HaveKeyWithValue(workv1alpha1.AnnotationTemplateHash, revision1), "the Deployment on %s", w.Namespace)
+				g.Expect(w.Status.ResourceStatus.Manifests).NotTo(BeEmpty(), "the report of %s", w.Namespace)
+				var marker string
+				for _, v := range w.Status.ResourceStatus.Manifests[0].StatusFeedbacks.Values {
+					if v.Name == health.FeedbackPrefix+health.TemplateHash && v.Value.String != nil {
+						marker = *v.Value.String
+					}
+				}
+				g.Expect(marker).To(Equal(revision1), "the template marker the agent reports on %s", w.Namespace)
+			}
+		}).WithContext(ctx).WithTimeout(convergeTimeout).WithPolling(poll).Should(Succeed())
 
 		// sdk-go's Progressive rollout takes the clusters of decision group 0 in name order: the first is the one
 		// revision 2 reaches, and the only one, as it fails there and maxFailures is 0.

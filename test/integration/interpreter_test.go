@@ -127,7 +127,8 @@ var _ = Describe("ResourceInterpreter", func() {
 						}
 					}
 				}
-				g.Expect(paths).To(ConsistOf(health.FeedbackPrefix+"readyInstances=.status.readyInstances", health.FeedbackPrefix+"phase=.status.phase"))
+				g.Expect(paths).To(ConsistOf(health.FeedbackPrefix+"readyInstances=.status.readyInstances", health.FeedbackPrefix+"phase=.status.phase",
+					HavePrefix(health.FeedbackPrefix+health.TemplateHash+"="))) // the template marker
 			}
 		}, timeout, interval).Should(Succeed())
 

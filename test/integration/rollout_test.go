@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
@@ -179,6 +180,94 @@ var _ = Describe("Rollout, failover and moves", func() {
 			g.Expect(stalled.Reason).To(Equal(workv1alpha1.ReasonRolloutMaxFailures))
 		}, timeout, interval).Should(Succeed())
 		Consistently(func() bool { return hasWork(pmw, clusters[1]) || hasWork(pmw, clusters[2]) }, "1s", interval).Should(BeFalse())
+	})
+
+	// OCM's agent reads feedback in a controller of its own that may run before the apply: it then reports the
+	// Deployment as it was, all replicas updated and available, with Available for the work's new generation.
+	// The template marker tells that report from one of the new template's.
+	It("does not move a progressive rollout on with the agent's report of the object from before the apply", func() {
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		deployment := func(image string) map[string]any {
+			d := framework.Deployment("web", "default", 2)
+			d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"] = image
+			return d
+		}
+		pmw := framework.MakePMW("stale", ns).Placement("p").Manifest(deployment("web:1")).Obj()
+		pmw.Spec.RolloutStrategy = &clusterv1alpha1.RolloutStrategy{
+			Type:        clusterv1alpha1.Progressive,
+			Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)},
+		}
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+
+		hashOf := func(g Gomega, cluster string) string {
+			return work(g, pmw, cluster).Annotations[workv1alpha1.AnnotationTemplateHash]
+		}
+		// report plays the agent: applied and available for the work's generation, the Deployment's 2 replicas
+		// updated and available, read from an object that carries the given template marker.
+		report := func(cluster string, marker func(w *workv1.ManifestWork) string) {
+			Eventually(func(g Gomega) {
+				w := work(g, pmw, cluster)
+				framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T, workv1.WorkDegraded: F})
+				deploymentFeedback(w, 2, 2)
+				mc := &w.Status.ResourceStatus.Manifests[0]
+				m := marker(w)
+				mc.StatusFeedbacks.Values = append(mc.StatusFeedbacks.Values, workv1.FeedbackValue{Name: health.FeedbackPrefix + health.TemplateHash,
+					Value: workv1.FieldValue{Type: workv1.String, String: &m}})
+				g.Expect(k8s.Status().Update(ctx, w)).To(Succeed())
+			}, timeout, interval).Should(Succeed())
+		}
+		itsOwn := func(w *workv1.ManifestWork) string { return w.Annotations[workv1alpha1.AnnotationTemplateHash] }
+		for _, c := range clusters {
+			Eventually(func(g Gomega) { g.Expect(hasWork(pmw, c)).To(BeTrue()) }, timeout, interval).Should(Succeed())
+			report(c, itsOwn)
+		}
+		Eventually(func(g Gomega) {
+			g.Expect(meta.IsStatusConditionTrue(fw.Current(g, pmw).Status.Conditions, workv1alpha1.ConditionRolloutComplete)).To(BeTrue())
+		}, timeout, interval).Should(Succeed())
+
+		// The work stamps the marker on the Deployment and asks the agent for it back.
+		w := &workv1.ManifestWork{}
+		Eventually(func(g Gomega) { w = work(g, pmw, clusters[0]) }, timeout, interval).Should(Succeed())
+		obj := map[string]any{}
+		Expect(json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &obj)).To(Succeed())
+		Expect(obj["metadata"]).To(HaveKeyWithValue("annotations", HaveKeyWithValue(workv1alpha1.AnnotationTemplateHash, itsOwn(w))))
+		Expect(w.Spec.ManifestConfigs).To(ContainElement(HaveField("FeedbackRules", ContainElement(HaveField("JsonPaths",
+			ContainElement(HaveField("Name", health.FeedbackPrefix+health.TemplateHash)))))))
+		oldHash := itsOwn(w)
+
+		Eventually(func(g Gomega) {
+			cur := fw.Current(g, pmw)
+			cur.Spec.ManifestWorkTemplate.Workload.Manifests = framework.MakePMW("x", ns).Manifest(deployment("web:2")).Obj().Spec.ManifestWorkTemplate.Workload.Manifests
+			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+		var first, second string
+		Eventually(func(g Gomega) {
+			updated := 0
+			for i, c := range clusters {
+				if hashOf(g, c) != oldHash {
+					updated++
+					first, second = c, clusters[1-i]
+				}
+			}
+			g.Expect(updated).To(Equal(1))
+		}, timeout, interval).Should(Succeed())
+
+		// The agent reports the new generation with what it read before applying it: the old marker.
+		report(first, func(*workv1.ManifestWork) string { return oldHash })
+		Eventually(func(g Gomega) {
+			cur := fw.Current(g, pmw)
+			g.Expect(cur.Status.Rollout).NotTo(BeNil())
+			g.Expect(cur.Status.Rollout.Updated).To(BeEquivalentTo(1))
+			g.Expect(cur.Status.Rollout.Succeeded).To(BeEquivalentTo(0))
+		}, timeout, interval).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(hashOf(g, second)).To(Equal(oldHash), "%s was updated on a report of %s read before the apply", second, first)
+		}, "2s", interval).Should(Succeed())
+
+		// Its next read describes the new Deployment: the rollout moves on.
+		report(first, itsOwn)
+		Eventually(func(g Gomega) { g.Expect(hashOf(g, second)).NotTo(Equal(oldHash)) }, timeout, interval).Should(Succeed())
 	})
 
 	It("moves a degraded cluster's share after the grace period and gives it back after recovery", func() {

@@ -149,13 +149,16 @@ func strayWorks(obs *observation) bool {
 // runBeforeWrites judges the run from the works as they are before this reconcile's writes: a cluster counts
 // only when its work carries the current template.
 func runBeforeWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation) run {
-	base := obs.kinds.Inputs(obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
-	return judgeRun(obs.clusters, base, strayWorks(obs), func(c string) (health.ClusterResult, []health.ManifestInput, bool) {
+	base := obs.desired.inputs
+	if base == nil {
+		base = newManifestInputs(obs.kinds, obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
+	}
+	return judgeRun(obs.clusters, base.base, strayWorks(obs), func(c string) (health.ClusterResult, []health.ManifestInput, bool) {
 		r, ok := obs.current[c]
 		if !ok || !manifestwork.CarriesTemplate(obs.owned[c], obs.clusterTemplateHash(c)) {
 			return health.ClusterResult{}, nil, false
 		}
-		return r, withShares(base, obs.shares[c]), true
+		return r, base.withShares(obs.shares[c]), true
 	})
 }
 

@@ -466,6 +466,8 @@ type desired struct {
 	builder        *manifestwork.Builder
 	templateHash   string
 	templateHashes map[string]string
+	// inputs are the current template's manifest inputs for health, per set of shares.
+	inputs *manifestInputs
 	// current is the health of each cluster's work before this reconcile's writes.
 	current map[string]health.ClusterResult
 	// failoverEvaluated is set when failover applies and was evaluated in this reconcile.

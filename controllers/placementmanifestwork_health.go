@@ -1,9 +1,12 @@
 package controllers
 
 import (
+	"sort"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
@@ -15,13 +18,12 @@ import (
 // clusterHealth judges each cluster that has a work, from the works as they are before this reconcile writes.
 // A work that carries an earlier template (a rollout holds it) is judged against the manifests it carries, as
 // its agent reports them, not against the current template's list by position.
-func clusterHealth(pmw *workv1alpha1.PlacementManifestWork, in *inputs, templateHash func(cluster string) string) map[string]health.ClusterResult {
-	base := in.kinds.Inputs(in.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
+func clusterHealth(base *manifestInputs, in *inputs, templateHash func(cluster string) string) map[string]health.ClusterResult {
 	out := make(map[string]health.ClusterResult, len(in.owned))
 	for cluster, w := range in.owned {
 		var manifests []health.ManifestInput
 		if manifestwork.CarriesTemplate(w, templateHash(cluster)) {
-			manifests = withOverrides(withShares(base, in.shares[cluster]), in, cluster, in.shares[cluster])
+			manifests = withOverrides(base.withShares(in.shares[cluster]), in, cluster, in.shares[cluster])
 		} else {
 			manifests = in.kinds.WorkManifests(w)
 		}
@@ -40,6 +42,44 @@ func outdated(r health.ClusterResult) health.ClusterResult {
 			Message: "runs an earlier template; the rollout strategy has not brought the current one here yet"}
 	}
 	return r
+}
+
+// manifestInputs is what health judges the clusters that carry one template by: its manifests' inputs
+// (health.Interpreters.Inputs), made once per reconcile, and those inputs with each distinct set of split shares
+// (withShares), made once per set, since thousands of clusters share a handful of sets. The slices it returns
+// are shared: not to be modified.
+type manifestInputs struct {
+	base     []health.ManifestInput
+	byShares map[string][]health.ManifestInput
+}
+
+func newManifestInputs(kinds *health.Interpreters, manifests []template.Manifest, configs []workv1.ManifestConfigOption) *manifestInputs {
+	return &manifestInputs{base: kinds.Inputs(manifests, configs), byShares: map[string][]health.ManifestInput{}}
+}
+
+// withShares is withShares(base, shares), made once per distinct set of shares.
+func (m *manifestInputs) withShares(shares map[string]int32) []health.ManifestInput {
+	if len(shares) == 0 {
+		return m.base
+	}
+	keys := make([]string, 0, len(shares))
+	for k := range shares {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var id strings.Builder
+	for _, k := range keys {
+		id.WriteString(k)
+		id.WriteByte(0)
+		id.WriteString(strconv.Itoa(int(shares[k])))
+		id.WriteByte(0)
+	}
+	if out, ok := m.byShares[id.String()]; ok {
+		return out
+	}
+	out := withShares(m.base, shares)
+	m.byShares[id.String()] = out
+	return out
 }
 
 // withShares sets, on a copy of base, the share a cluster's work carries for each split manifest, so its

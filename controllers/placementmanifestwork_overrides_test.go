@@ -58,7 +58,7 @@ func overridesPMW(rollout *clusterv1alpha1.RolloutStrategy) *workv1alpha1.Placem
 }
 
 // overridesInputs are the inputs gather would read for the fleet, with the given works.
-func overridesInputs(t *testing.T, p *workv1alpha1.PlacementManifestWork, fleet map[string]override.Cluster, owned map[string]*workv1.ManifestWork) *inputs {
+func overridesInputs(t testing.TB, p *workv1alpha1.PlacementManifestWork, fleet map[string]override.Cluster, owned map[string]*workv1.ManifestWork) *inputs {
 	t.Helper()
 	manifests, err := planner.ParseTemplate(p)
 	if err != nil {

@@ -41,7 +41,10 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	if obs.rollout.failure.rollingBack && obs.completed != nil {
 		tpl = obs.completed.pmw
 	}
-	base := obs.kinds.Inputs(obs.template, tpl.Spec.ManifestWorkTemplate.ManifestConfigs)
+	base := obs.desired.inputs
+	if base == nil || tpl != pmw {
+		base = newManifestInputs(obs.kinds, obs.template, tpl.Spec.ManifestWorkTemplate.ManifestConfigs)
+	}
 	outcomes := make([]status.ClusterOutcome, 0, len(clusters))
 	conflicted := make(map[string]bool, len(obs.conflicts))
 	for _, c := range obs.conflicts {
@@ -56,7 +59,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 			r = health.Cluster(health.ClusterInput{
 				Work:        obs.work(c),
 				Unavailable: obs.unavailable[c],
-				Manifests:   withOverrides(withShares(base, obs.workShares(c)), &obs.inputs, c, obs.workShares(c)),
+				Manifests:   withOverrides(base.withShares(obs.workShares(c)), &obs.inputs, c, obs.workShares(c)),
 			})
 		}
 		switch {
@@ -144,14 +147,14 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 
 // runAfterWrites judges the run from the clusters' results after this reconcile's writes (a cluster whose work
 // carries an earlier template, or that a foreign work blocks, has no per-manifest results and runs).
-func runAfterWrites(obs *observation, base []health.ManifestInput, outcomes []status.ClusterOutcome) run {
+func runAfterWrites(obs *observation, base *manifestInputs, outcomes []status.ClusterOutcome) run {
 	results := make(map[string]health.ClusterResult, len(outcomes))
 	for _, o := range outcomes {
 		results[o.Cluster] = o.ClusterResult
 	}
-	return judgeRun(obs.clusters, base, strayWorks(obs), func(c string) (health.ClusterResult, []health.ManifestInput, bool) {
+	return judgeRun(obs.clusters, base.base, strayWorks(obs), func(c string) (health.ClusterResult, []health.ManifestInput, bool) {
 		r, ok := results[c]
-		return r, withShares(base, obs.workShares(c)), ok
+		return r, base.withShares(obs.workShares(c)), ok
 	})
 }
 

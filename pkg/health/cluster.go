@@ -94,10 +94,13 @@ func manifests(in ClusterInput) []ManifestResult {
 	for i, m := range in.Manifests {
 		m.Status = byOrdinal[int32(i)]
 		m.WorkTemplateHash = templateHash
-		out[i].Verdict = Manifest(m)
 		if m.Status != nil {
 			out[i].Feedback = FeedbackOf(m.Status.StatusFeedbacks.Values)
+			if allOwn(m.Status.StatusFeedbacks.Values) {
+				m.own = out[i].Feedback // the same values: one map per manifest and cluster, not two
+			}
 		}
+		out[i].Verdict = Manifest(m)
 	}
 	return out
 }

@@ -115,6 +115,17 @@ func own(values []workv1.FeedbackValue) Feedback {
 	return out
 }
 
+// allOwn reports whether every value is the manager's own (FeedbackPrefix), so that FeedbackOf and own index
+// the same values.
+func allOwn(values []workv1.FeedbackValue) bool {
+	for _, v := range values {
+		if !strings.HasPrefix(v.Name, FeedbackPrefix) {
+			return false
+		}
+	}
+	return true
+}
+
 // Count is a count of the object's status, 0 when the agent reports none: Kubernetes omits zero counts from
 // status, and the agent reports no value for a path that finds nothing.
 func (f Feedback) Count(name string) int64 {
@@ -176,6 +187,8 @@ type ManifestInput struct {
 
 	// match, set by Inputs, finds ConditionRules again for the resource the agent reports.
 	match *ruleMatch
+	// own, when set (by Cluster), is own(Status.StatusFeedbacks.Values), made once.
+	own Feedback
 }
 
 // Delivered is the manifest as delivered to this cluster: the template's, with the cluster's share at each
@@ -220,7 +233,11 @@ func Manifest(in ManifestInput) Verdict {
 		kind = Builtin(in.Manifest.GVK.GroupKind())
 	}
 	if kind != nil {
-		if v, ok := kind.Health(in, own(in.Status.StatusFeedbacks.Values)); ok {
+		f := in.own
+		if f == nil {
+			f = own(in.Status.StatusFeedbacks.Values)
+		}
+		if v, ok := kind.Health(in, f); ok {
 			return v
 		}
 	}

@@ -35,7 +35,9 @@ func Owner(pmw *workv1alpha1.PlacementManifestWork) types.NamespacedName {
 type Builder struct {
 	pmw     *workv1alpha1.PlacementManifestWork
 	configs []workv1.ManifestConfigOption
-	owner   types.NamespacedName
+	// name, label and ownerKey are the works' name, owner label value and owner annotation, the same on every
+	// cluster (WorkName hashes the owner: once per builder, not per work).
+	name, label, ownerKey string
 	// common is the JSON of the spec without its manifests: the first part of every spec hash.
 	common []byte
 	// templateHash is the hash of common and the template's own manifests, before any split.
@@ -52,7 +54,9 @@ func NewBuilder(pmw *workv1alpha1.PlacementManifestWork, configs []workv1.Manife
 	if err != nil {
 		return nil, fmt.Errorf("encoding the ManifestWork spec: %w", err)
 	}
-	b := &Builder{pmw: pmw, configs: configs, owner: Owner(pmw), common: common}
+	owner := Owner(pmw)
+	b := &Builder{pmw: pmw, configs: configs, common: common,
+		name: WorkName(owner), label: OwnerLabelValue(owner), ownerKey: owner.String()}
 	b.templateHash = b.hash(pmw.Spec.ManifestWorkTemplate.Workload.Manifests)
 	return b, nil
 }
@@ -82,7 +86,7 @@ func CarriesTemplate(w *workv1.ManifestWork, templateHash string) bool {
 // labelled and annotated as the PlacementManifestWork's.
 func (b *Builder) Build(cluster string, manifests []workv1.Manifest, shares map[string]int32) (*workv1.ManifestWork, error) {
 	annotations := map[string]string{
-		workv1alpha1.AnnotationOwner:        b.owner.String(),
+		workv1alpha1.AnnotationOwner:        b.ownerKey,
 		workv1alpha1.AnnotationOwnerUID:     string(b.pmw.UID),
 		workv1alpha1.AnnotationSpecHash:     b.hash(manifests),
 		workv1alpha1.AnnotationTemplateHash: b.templateHash,
@@ -97,9 +101,9 @@ func (b *Builder) Build(cluster string, manifests []workv1.Manifest, shares map[
 	return &workv1.ManifestWork{
 		TypeMeta: metav1.TypeMeta{APIVersion: workv1.GroupVersion.String(), Kind: "ManifestWork"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        WorkName(b.owner),
+			Name:        b.name,
 			Namespace:   cluster,
-			Labels:      map[string]string{workv1alpha1.LabelPlacementManifestWork: OwnerLabelValue(b.owner)},
+			Labels:      map[string]string{workv1alpha1.LabelPlacementManifestWork: b.label},
 			Annotations: annotations,
 		},
 		Spec: workv1.ManifestWorkSpec{

@@ -60,6 +60,7 @@ func (r *PlacementManifestWorkReconciler) apply(ctx context.Context, pmw *workv1
 			err = r.Create(ctx, result)
 			if apierrors.IsAlreadyExists(err) {
 				var ours bool
+				o.stampUpdatedAt(now)
 				if result, ours, err = r.adopt(ctx, pmw, o.desired); !ours && err == nil {
 					mu.Lock()
 					obs.conflicts = append(obs.conflicts, o.cluster)

@@ -24,15 +24,22 @@ type writeOp struct {
 
 // written is the ManifestWork a create or update sends: the desired work, or for an update the existing one
 // carrying the desired spec, labels and annotations (manifestwork.Merge), with updatedAt set to now when the
-// write brings a new template (on o.desired too, which an adopted create writes).
+// update brings a new template. A create carries no updatedAt: its creationTimestamp says when its template
+// arrived (updatedAt falls back to it), and the annotation would repeat it in every work (issue #23).
 func (o writeOp) written(now time.Time) *workv1.ManifestWork {
-	if o.templateChange {
-		o.desired.Annotations[workv1alpha1.AnnotationUpdatedAt] = now.UTC().Format(time.RFC3339)
-	}
 	if o.existing == nil {
 		return o.desired
 	}
+	o.stampUpdatedAt(now)
 	return manifestwork.Merge(o.existing, o.desired)
+}
+
+// stampUpdatedAt sets updatedAt on the desired work when the write brings a new template; an adopted create
+// needs it too, since the work it updates was created earlier.
+func (o writeOp) stampUpdatedAt(now time.Time) {
+	if o.templateChange {
+		o.desired.Annotations[workv1alpha1.AnnotationUpdatedAt] = now.UTC().Format(time.RFC3339)
+	}
 }
 
 // writePlan is what the desired state asks of the ManifestWorks.

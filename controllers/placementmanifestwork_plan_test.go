@@ -214,3 +214,38 @@ func TestPlanWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestWrittenUpdatedAt: updatedAt marks when an update brought a new template; a create carries none (its
+// creationTimestamp says it, and the rollout reads that), and an update of the shares alone keeps the time the
+// template arrived.
+func TestWrittenUpdatedAt(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	earlier := "2026-11-24T11:00:00Z"
+	desired := func() *workv1.ManifestWork {
+		return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "c", Annotations: map[string]string{}}}
+	}
+	existing := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "c",
+		CreationTimestamp: metav1.NewTime(now.Add(-2 * time.Hour)),
+		Annotations:       map[string]string{workv1alpha1.AnnotationUpdatedAt: earlier}}}
+	cases := map[string]struct {
+		op   writeOp
+		want string // "" for no annotation
+	}{
+		"a create":                          {op: writeOp{desired: desired(), templateChange: true}},
+		"an update bringing a new template": {op: writeOp{desired: desired(), existing: existing, templateChange: true}, want: now.Format(time.RFC3339)},
+		"an update of the shares alone":     {op: writeOp{desired: desired(), existing: existing}, want: earlier},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, ok := tc.op.written(now).Annotations[workv1alpha1.AnnotationUpdatedAt]
+			if got != tc.want || ok != (tc.want != "") {
+				t.Errorf("updatedAt = %q (set: %v), want %q", got, ok, tc.want)
+			}
+		})
+	}
+	// The rollout counts a created work's step from its creation.
+	created := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(now)}}
+	if got := updatedAt(created); !got.Time.Equal(now) {
+		t.Errorf("updatedAt of a created work = %v, want its creationTimestamp %v", got, now)
+	}
+}

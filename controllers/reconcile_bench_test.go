@@ -9,8 +9,6 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
-	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
-	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
 // benchFleet is the benchmark's PlacementManifestWork (its Deployment split, 2 replicas per cluster) over n
@@ -18,19 +16,7 @@ import (
 // and reported healthy by the simulated agent.
 func benchFleet(tb testing.TB, n int, now time.Time) (*workv1alpha1.PlacementManifestWork, *inputs) {
 	tb.Helper()
-	w := framework.MakePMW("bench-0", "bench").Placement("p").Strategy(workv1alpha1.DistributionStrategy{
-		Name: "bench-app", Namespace: "bench-app", Group: "apps", Kind: "Deployment",
-		Type: workv1alpha1.DistributionSplit, Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance},
-	})
-	for _, m := range benchManifests("1", 2*n) {
-		w.Manifest(m)
-	}
-	p := w.Obj()
-	p.UID, p.Generation = "6f1c7a52-3f0e-4d6b-9a57-2b8f0d4c1e90", 1
-	fleet := make(map[string]override.Cluster, n)
-	for i := range n {
-		fleet[fmt.Sprintf("cluster-%05d", i)] = override.Cluster{}
-	}
+	p, fleet := benchPMW("1", n, nil), benchClusters(n)
 	in := overridesInputs(tb, p, fleet, nil)
 	d, invalid, _, err := desiredState(p, in, remembered{deliveredKnown: true}, now)
 	if err != nil || invalid != nil {

@@ -10,10 +10,18 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	ocmworkv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 
-	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
+
+// benchClusters are the given number of clusters, named cluster-00000 on, with no labels or claims.
+func benchClusters(n int) map[string]override.Cluster {
+	fleet := make(map[string]override.Cluster, n)
+	for i := range n {
+		fleet[fmt.Sprintf("cluster-%05d", i)] = override.Cluster{}
+	}
+	return fleet
+}
 
 // benchCreatedWork is the ManifestWork the manager creates on the first of the given clusters for the
 // benchmark's PlacementManifestWork (its Deployment split, 2 replicas per cluster): desired state, planned
@@ -21,19 +29,8 @@ import (
 func benchCreatedWork(t *testing.T, clusters int) *workv1.ManifestWork {
 	t.Helper()
 	now := time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC)
-	w := framework.MakePMW("bench-0", "bench").Placement("p").Strategy(workv1alpha1.DistributionStrategy{
-		Name: "bench-app", Namespace: "bench-app", Group: "apps", Kind: "Deployment",
-		Type: workv1alpha1.DistributionSplit, Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance},
-	})
-	for _, m := range benchManifests("1", 2*clusters) {
-		w.Manifest(m)
-	}
-	p := w.Obj()
-	p.UID = "6f1c7a52-3f0e-4d6b-9a57-2b8f0d4c1e90"
-	fleet := make(map[string]override.Cluster, clusters)
-	for i := range clusters {
-		fleet[fmt.Sprintf("cluster-%05d", i)] = override.Cluster{}
-	}
+	p, fleet := benchPMW("1", clusters, nil), benchClusters(clusters)
+	p.Name, p.Namespace = "bench-0", "bench" // the benchmark's names: the size counts them
 	in := overridesInputs(t, p, fleet, nil)
 	d, invalid, _, err := desiredState(p, in, remembered{deliveredKnown: true}, now)
 	if err != nil || invalid != nil {

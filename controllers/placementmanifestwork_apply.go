@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -60,8 +61,7 @@ func (r *PlacementManifestWorkReconciler) apply(ctx context.Context, pmw *workv1
 			err = r.Create(ctx, result)
 			if apierrors.IsAlreadyExists(err) {
 				var ours bool
-				o.stampUpdatedAt(now)
-				if result, ours, err = r.adopt(ctx, pmw, o.desired); !ours && err == nil {
+				if result, ours, err = r.adopt(ctx, pmw, o, now); !ours && err == nil {
 					mu.Lock()
 					obs.conflicts = append(obs.conflicts, o.cluster)
 					mu.Unlock()
@@ -106,27 +106,41 @@ func (r *PlacementManifestWorkReconciler) apply(ctx context.Context, pmw *workv1
 
 // adopt handles a create refused because the name is taken. The cache can lag behind this manager's own
 // creates, so the work is read from the API server: when it is this PlacementManifestWork's, it is brought to
-// the desired state (if it is not already) and returned as written; otherwise it belongs to someone else.
-func (r *PlacementManifestWorkReconciler) adopt(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, desired *workv1.ManifestWork) (*workv1.ManifestWork, bool, error) {
+// the desired state if it is not already (adoptUpdate) and returned as written; otherwise it belongs to
+// someone else.
+func (r *PlacementManifestWorkReconciler) adopt(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, o writeOp, now time.Time) (*workv1.ManifestWork, bool, error) {
 	reader := r.APIReader
 	if reader == nil {
 		reader = r.Client
 	}
 	cur := &workv1.ManifestWork{}
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(desired), cur); err != nil {
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(o.desired), cur); err != nil {
 		return nil, false, fmt.Errorf("reading the existing ManifestWork: %w", err)
 	}
 	if !manifestwork.IsOwnedBy(cur, pmw) {
 		return nil, false, nil
 	}
-	if cur.Annotations[workv1alpha1.AnnotationSpecHash] == desired.Annotations[workv1alpha1.AnnotationSpecHash] && manifestwork.UpToDate(cur, desired) {
+	updated := adoptUpdate(cur, o, now)
+	if updated == nil {
 		return cur, true, nil
 	}
-	updated := manifestwork.Merge(cur, desired)
 	if err := r.Update(ctx, updated); err != nil {
 		return nil, true, err
 	}
 	return updated, true, nil
+}
+
+// adoptUpdate is the update that brings cur, a work of this PlacementManifestWork found in place of a create,
+// to what the create would have written; nil when it carries that already. Most often cur is this manager's
+// own earlier create that its cache has not seen yet: it carries the desired spec, and writing it again (to
+// stamp updatedAt, which a create does not carry) would be a write for nothing. A work with another spec gets
+// the desired one, and updatedAt when that brings a new template.
+func adoptUpdate(cur *workv1.ManifestWork, o writeOp, now time.Time) *workv1.ManifestWork {
+	if cur.Annotations[workv1alpha1.AnnotationSpecHash] == o.desired.Annotations[workv1alpha1.AnnotationSpecHash] && manifestwork.UpToDate(cur, o.desired) {
+		return nil
+	}
+	o.existing = cur
+	return o.written(now)
 }
 
 // parallel runs fn for 0..n-1 with at most MaxConcurrentWrites at once and returns the errors.

@@ -577,7 +577,8 @@ func (r *PlacementManifestWorkReconciler) finalize(ctx context.Context, pmw *wor
 	}
 	patch := client.MergeFrom(pmw.DeepCopy())
 	controllerutil.RemoveFinalizer(pmw, workv1alpha1.Finalizer)
-	if err := r.Patch(ctx, pmw, patch); err != nil {
+	// NotFound: the PlacementManifestWork is already gone (another replica removed the finalizer first).
+	if err := r.Patch(ctx, pmw, patch); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("removing finalizer: %w", err)
 	}
 	r.forget(manifestwork.Owner(pmw))

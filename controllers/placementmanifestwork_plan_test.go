@@ -249,3 +249,34 @@ func TestWrittenUpdatedAt(t *testing.T) {
 		t.Errorf("updatedAt of a created work = %v, want its creationTimestamp %v", got, now)
 	}
 }
+
+// TestAdoptUpdate: a create refused because the work exists finds, most often, this manager's own earlier
+// create that its cache has not seen: nothing is written again. A work of this PlacementManifestWork with
+// another spec gets the desired one, with updatedAt since that brings its template.
+func TestAdoptUpdate(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	p := framework.MakePMW("web", "ns").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+	p.UID = "uid"
+	planned := func() *workv1.ManifestWork {
+		works, _, _ := plannedWorks(t, p, "c1")
+		return works["c1"]
+	}
+	own := planned()
+	own.CreationTimestamp, own.ResourceVersion = metav1.NewTime(now.Add(-time.Minute)), "7"
+	if got := adoptUpdate(own, writeOp{cluster: "c1", desired: planned(), templateChange: true}, now); got != nil {
+		t.Errorf("the manager's own earlier create is written again:\n%+v", got.Annotations)
+	}
+
+	other := planned()
+	other.Annotations[workv1alpha1.AnnotationSpecHash] = "an earlier spec"
+	got := adoptUpdate(other, writeOp{cluster: "c1", desired: planned(), templateChange: true}, now)
+	if got == nil {
+		t.Fatal("a work with another spec is not updated")
+	}
+	if want := planned().Annotations[workv1alpha1.AnnotationSpecHash]; got.Annotations[workv1alpha1.AnnotationSpecHash] != want {
+		t.Errorf("spec hash %q, want %q", got.Annotations[workv1alpha1.AnnotationSpecHash], want)
+	}
+	if got.Annotations[workv1alpha1.AnnotationUpdatedAt] != now.Format(time.RFC3339) {
+		t.Errorf("updatedAt %q, want %s: the adopted work was created earlier", got.Annotations[workv1alpha1.AnnotationUpdatedAt], now.Format(time.RFC3339))
+	}
+}

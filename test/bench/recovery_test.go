@@ -177,8 +177,8 @@ func TestSplitWrites(t *testing.T) {
 }
 
 func TestRestartAndRolloutTables(t *testing.T) {
-	clean := &restartStep{Seconds: 0.37, Started: 0.31, Reconciles: 2, CPU: 0.4, PMWs: 1, Unchanged: 1, WindowSeconds: 10.4}
-	handover := &restartStep{Seconds: 17.73, Started: 17.5, Reconciles: 2, CPU: 1.1, PMWs: 1, Unchanged: 0, WindowSeconds: 27.7,
+	clean := &restartStep{Seconds: 0.37, Started: 0.31, Reconciles: 2, ReconcilesWindow: 2, CPU: 0.4, PMWs: 1, Unchanged: 1, WindowSeconds: 10.4}
+	handover := &restartStep{Seconds: 17.73, Started: 17.5, Reconciles: 2, ReconcilesWindow: 3, CPU: 1.1, PMWs: 1, Unchanged: 0, WindowSeconds: 27.7,
 		Writes:             tally{ByWrite: map[string]int{"update leases": 4, "create events": 1, "patch manifestworks": 1}},
 		ManifestWorkWrites: 1, WriteEntries: []string{"12:00:00.000 patch manifestworks cluster-00001/x -> 200"},
 		Changed: []string{"bench: resourceVersion 1 -> 2"}}
@@ -191,8 +191,8 @@ func TestRestartAndRolloutTables(t *testing.T) {
 	}}
 	got := res.recoveryTables()
 	for _, want := range []string{
-		"| N = 100 | restart | 0.37 | 0.31 | 2 | 0.4 | 0 | 0 | 0 | 0 | 1 of 1 | 10.4 |",
-		"| N = 100 | leader hand-over | 17.73 | 17.50 | 2 | 1.1 | 1 | 0 | 0 | create events: 1, update leases: 4 | 0 of 1 | 27.7 |",
+		"| N = 100 | restart | 0.37 | 0.31 | 2 (2) | 0.4 | 0 | 0 | 0 | 0 | 1 of 1 | 10.4 |",
+		"| N = 100 | leader hand-over | 17.73 | 17.50 | 2 (3) | 1.1 | 1 | 0 | 0 | create events: 1, update leases: 4 | 0 of 1 | 27.7 |",
 		"| N = 1000 | restart | failed: not converged after 3m0s: ... |",
 		"N = 100, leader hand-over:\n\n```\n12:00:00.000 patch manifestworks cluster-00001/x -> 200\nbench: resourceVersion 1 -> 2\n```",
 		"| 10 PMWs × 20, concurrent rollout | manager | 0.20 | 5.00 | 9.00 | 10.00 | 0.50× | 0.50× | 0.50× |",

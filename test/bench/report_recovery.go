@@ -28,7 +28,7 @@ func (r *results) restartTable() string {
 						"killed (SIGKILL) and a new process (the standby) takes over. Caught up: " + convergedOn + ". " +
 						"Seconds from the kill; writes from the audit log, from the kill to the end of the window after catching up; " +
 						"statuses compared whole, with the resourceVersion, before the kill and at the end of the window:\n\n")
-					b.WriteString("| row | step | caught up s | workers started / leads s | reconciles | CPU s | ManifestWork writes | PMW status writes | other PMW writes | other writes | statuses unchanged | counted over s |\n")
+					b.WriteString("| row | step | caught up s | workers started / leads s | reconciles (by the window's end) | CPU s | ManifestWork writes | PMW status writes | other PMW writes | other writes | statuses unchanged | counted over s |\n")
 					b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |\n")
 				}
 				b.WriteString(restartLine(k.label(), st.name, st.s))
@@ -60,8 +60,8 @@ func restartLine(label, name string, s *restartStep) string {
 		slices.Sort(other)
 		otherS = strings.Join(other, ", ")
 	}
-	return fmt.Sprintf("| %s | %s | %.2f | %.2f | %.0f | %.1f | %d | %d | %d | %s | %d of %d | %.1f |\n", label, name, s.Seconds, s.Started,
-		s.Reconciles, s.CPU, s.ManifestWorkWrites, s.StatusWrites, s.OtherPMWWrites, otherS, s.Unchanged, s.PMWs, s.WindowSeconds)
+	return fmt.Sprintf("| %s | %s | %.2f | %.2f | %.0f (%.0f) | %.1f | %d | %d | %d | %s | %d of %d | %.1f |\n", label, name, s.Seconds, s.Started,
+		s.Reconciles, s.ReconcilesWindow, s.CPU, s.ManifestWorkWrites, s.StatusWrites, s.OtherPMWWrites, otherS, s.Unchanged, s.PMWs, s.WindowSeconds)
 }
 
 // rolloutTable compares the contenders' concurrent rollouts: percentiles over the jobs of the time until every

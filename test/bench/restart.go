@@ -48,8 +48,10 @@ type restartStep struct {
 	Err     string  `json:"error,omitempty"`
 	// Started is from the kill to the new process's workers starting (restart) or to it leading (hand-over).
 	Started float64 `json:"started"`
-	// Reconciles are the new process's reconciles until it converged.
-	Reconciles float64 `json:"reconciles"`
+	// Reconciles are the new process's reconciles until it converged, ReconcilesWindow until the window's end
+	// (more means it reconciled again after catching up: a requeue, or an event).
+	Reconciles       float64 `json:"reconciles"`
+	ReconcilesWindow float64 `json:"reconcilesWindow"`
 	// CPU is the new process's CPU seconds until it converged: from its start (restart) or from the kill
 	// (hand-over; the standby's caches synced before).
 	CPU float64 `json:"cpu"`
@@ -313,6 +315,9 @@ func (b *bench) restart(ctx context.Context, m *manager, p *process, r *row, ns 
 	case <-time.After(b.recovery.window):
 	}
 	end := time.Now()
+	if mm, err := scrapeManager(p.metricsURL); err == nil {
+		s.ReconcilesWindow = mm.reconciles
+	}
 	b.settleAudit(ctx, end)
 	s.WindowSeconds = end.Sub(t0).Seconds()
 	s.Writes = b.audit.count(userManager, t0, end)
@@ -331,8 +336,8 @@ func (b *bench) restart(ctx context.Context, m *manager, p *process, r *row, ns 
 			s.WriteEntries = append(s.WriteEntries, "reading the audit log: "+err.Error())
 		}
 	}
-	logf("    %d ManifestWork writes, %d PMW status writes, %d other PMW writes (all writes: %s); %d of %d statuses unchanged",
-		s.ManifestWorkWrites, s.StatusWrites, s.OtherPMWWrites, s.Writes.String(), s.Unchanged, s.PMWs)
+	logf("    %d ManifestWork writes, %d PMW status writes, %d other PMW writes (all writes: %s); %d of %d statuses unchanged; %.0f reconciles by the window's end",
+		s.ManifestWorkWrites, s.StatusWrites, s.OtherPMWWrites, s.Writes.String(), s.Unchanged, s.PMWs, s.ReconcilesWindow)
 	for _, e := range s.WriteEntries {
 		logf("      %s", e)
 	}

@@ -160,6 +160,6 @@ bench: ## Benchmark the manager at fleet scale beside the API server's limit and
 	cd test/bench/plot && go run . -in ../../../bin/bench/results.json -out ../../../docs/performance.png
 
 .PHONY: bench-smoke
-bench-smoke: ## The benchmark's smallest row only (100 clusters, no peer, 10 s steady state): checks that it completes, not how fast (what CI runs).
+bench-smoke: ## The benchmark's smallest rows only (100 clusters, 20 PMWs x 5 with a restart each, a concurrent rollout of 5 PMWs x 20, no peer, 10 s steady state): checks that it completes, not how fast (what CI runs).
 	CGO_ENABLED=0 go build -trimpath -o bin/manager ./cmd
-	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh)" go run ./test/bench -sizes=100 -many=20x5 -steady=10s -peer=false -repeats=1 -manager=bin/manager -out=bin/bench-smoke $(BENCH_ARGS)
+	KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh)" go run ./test/bench -sizes=100 -many=20x5 -concurrent=5x20 -restart -restart-window=5s -steady=10s -peer=false -repeats=1 -manager=bin/manager -out=bin/bench-smoke $(BENCH_ARGS)

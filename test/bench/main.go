@@ -36,7 +36,11 @@ import (
 func main() {
 	var (
 		sizes       = flag.String("sizes", "100,1000,5000", "Cluster counts, one row each.")
-		many        = flag.String("many", "500x20", "The many-objects row, JOBSxCLUSTERS; empty or 0 to skip.")
+		many        = flag.String("many", "500x20", "The many-objects rows, JOBSxCLUSTERS, comma-separated (10x5000,2500x20: 50,000 works each), one row each; empty or 0 to skip.")
+		concurrent  = flag.String("concurrent", "", "Concurrent-rollout rows, JOBSxCLUSTERS, comma-separated (100x500: 50,000 works): every job's template changed at once, timed per job; empty or 0 to skip.")
+		restart     = flag.Bool("restart", false, "After each row's steady state, SIGKILL the manager, start it again, and measure until it has caught up (time, writes, statuses unchanged).")
+		handover    = flag.Bool("handover", false, "After each row's steady state (and restart), run two manager replicas with leader election, SIGKILL the leader, and measure until the other has caught up.")
+		window      = flag.Duration("restart-window", 30*time.Second, "With -restart or -handover: how long writes are still counted once the new manager caught up (30 s: the longest of the manager's own waits, for its expectations and for settled decisions).")
 		steady      = flag.Duration("steady", 60*time.Second, "Steady-state window in which requests are counted; 0 skips it.")
 		peer        = flag.Bool("peer", true, "Run OCM's ManifestWorkReplicaSet controller too.")
 		limit       = flag.Bool("limit", true, "Run the limit (plain unbounded client) too.")
@@ -82,9 +86,13 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
-	jobs, per, err := parseMany(*many)
+	manyRows, err := parseMany(*many)
 	if err != nil {
-		fatal(err)
+		fatal(fmt.Errorf("bad -many: %w", err))
+	}
+	concurrentRows, err := parseMany(*concurrent)
+	if err != nil {
+		fatal(fmt.Errorf("bad -concurrent: %w", err))
 	}
 	if *overrides && *peer {
 		fatal(fmt.Errorf("-overrides compares the manager with itself: OCM's controller has no overrides, use -peer=false"))
@@ -94,10 +102,11 @@ func main() {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, config{
-		sizes: ns, limitParallel: limitPars, contenders: strings.Split(*contendersF, ","), manyJobs: jobs, manyClusters: per, steady: *steady, peer: *peer, limit: *limit,
+		sizes: ns, limitParallel: limitPars, contenders: strings.Split(*contendersF, ","), many: manyRows, concurrent: concurrentRows, steady: *steady, peer: *peer, limit: *limit,
 		managerBin: abs(*managerBin), managerArgs: strings.Fields(*managerArgs), tunedArgs: strings.Fields(*tunedArgs), ocmBin: abs(*ocmBin), out: abs(*out),
 		timeout: func(works int) time.Duration { return *timeoutBase + time.Duration(works)*(*perWork) },
 		repeats: max(*repeats, 1), repeatUpTo: *repeatUpTo, overrides: *overrides,
+		recovery: recoveryOptions{restart: *restart, handover: *handover, window: *window, done: map[string]bool{}},
 	})
 	cancel()
 	os.Exit(code)
@@ -107,7 +116,7 @@ type config struct {
 	sizes                  []int
 	limitParallel          []int
 	contenders             []string
-	manyJobs, manyClusters int
+	many, concurrent       []jobsOf
 	steady                 time.Duration
 	peer, limit            bool
 	managerBin, ocmBin     string
@@ -117,6 +126,7 @@ type config struct {
 	repeats, repeatUpTo    int
 	// overrides gives the managers' PMWs regionOverride.
 	overrides bool
+	recovery  recoveryOptions
 }
 
 func run(ctx context.Context, cfg config) int {
@@ -162,7 +172,7 @@ func run(ctx context.Context, cfg config) int {
 	if err != nil {
 		fatal(err)
 	}
-	b := &bench{h: h, audit: audit, works: works, fleet: &fleet{c: h.harness}, limitClient: limitClient, dir: runDir, steady: cfg.steady, timeout: cfg.timeout}
+	b := &bench{h: h, audit: audit, works: works, fleet: &fleet{c: h.harness}, limitClient: limitClient, dir: runDir, steady: cfg.steady, timeout: cfg.timeout, recovery: cfg.recovery}
 	var contenders []contender
 	for _, c := range cfg.contenders {
 		switch strings.TrimSpace(c) {
@@ -229,14 +239,22 @@ func run(ctx context.Context, cfg config) int {
 		}
 		b.steady = cfg.steady
 	}
-	if cfg.manyJobs > 0 && ctx.Err() == nil {
-		pool := max(b.fleet.count, cfg.manyClusters)
-		if err := b.fleet.ensure(ctx, pool); err != nil {
-			fatal(err)
-		}
-		for _, c := range contenders {
-			if ctx.Err() == nil && !strings.HasPrefix(c.title(), "manager ") { // managers with other flags: cluster rows only
-				record(b.runMany(ctx, c, cfg.manyJobs, cfg.manyClusters, pool))
+	for _, kind := range []struct {
+		rows []jobsOf
+		run  func(ctx context.Context, c contender, jobs, n, pool int) *row
+	}{{cfg.many, b.runMany}, {cfg.concurrent, b.runConcurrent}} {
+		for _, m := range kind.rows {
+			if ctx.Err() != nil {
+				break
+			}
+			pool := max(b.fleet.count, m.clusters)
+			if err := b.fleet.ensure(ctx, pool); err != nil {
+				fatal(err)
+			}
+			for _, c := range contenders {
+				if ctx.Err() == nil && !strings.HasPrefix(c.title(), "manager ") { // managers with other flags: cluster rows only
+					record(kind.run(ctx, c, m.jobs, m.clusters, pool))
+				}
 			}
 		}
 	}
@@ -284,17 +302,30 @@ func parseSizes(s string) ([]int, error) {
 	return out, nil
 }
 
-func parseMany(s string) (int, int, error) {
+// jobsOf is a row of jobs of clusters each.
+type jobsOf struct{ jobs, clusters int }
+
+// parseMany reads rows of JOBSxCLUSTERS, comma-separated; none for "" or "0".
+func parseMany(s string) ([]jobsOf, error) {
 	if s == "" || s == "0" {
-		return 0, 0, nil
+		return nil, nil
 	}
-	a, b, ok := strings.Cut(s, "x")
-	j, err1 := strconv.Atoi(a)
-	n, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || j < 1 || n < 1 {
-		return 0, 0, fmt.Errorf("bad -many %q: want JOBSxCLUSTERS", s)
+	var out []jobsOf
+	seen := map[jobsOf]bool{}
+	for _, f := range strings.Split(s, ",") {
+		a, b, ok := strings.Cut(strings.TrimSpace(f), "x")
+		j, err1 := strconv.Atoi(a)
+		n, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil || j < 1 || n < 1 {
+			return nil, fmt.Errorf("%q: want JOBSxCLUSTERS", f)
+		}
+		if seen[jobsOf{j, n}] {
+			return nil, fmt.Errorf("%q twice", f)
+		}
+		seen[jobsOf{j, n}] = true
+		out = append(out, jobsOf{j, n})
 	}
-	return j, n, nil
+	return out, nil
 }
 
 func abs(p string) string {

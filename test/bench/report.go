@@ -26,10 +26,10 @@ type results struct {
 }
 
 // runs are the contender's rows at the size, one per run.
-func (r *results) runs(contender, kind string, n int) []*row {
+func (r *results) runs(contender string, k sizeKey) []*row {
 	var out []*row
 	for _, x := range r.Rows {
-		if x.Contender == contender && x.Kind == kind && x.N == n {
+		if x.Contender == contender && k.of(x) {
 			out = append(out, x)
 		}
 	}
@@ -38,8 +38,8 @@ func (r *results) runs(contender, kind string, n int) []*row {
 
 // find returns the contender's row at the size; when the row ran several times, a row whose step times are
 // the runs' medians (the roll-up's time after the agents being the median of those times).
-func (r *results) find(contender, kind string, n int) *row {
-	runs := r.runs(contender, kind, n)
+func (r *results) find(contender string, k sizeKey) *row {
+	runs := r.runs(contender, k)
 	switch len(runs) {
 	case 0:
 		return nil
@@ -68,7 +68,7 @@ func (r *results) contenders(k sizeKey) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, x := range r.Rows {
-		if x.Kind == k.kind && x.N == k.n && !seen[x.Contender] {
+		if k.of(x) && !seen[x.Contender] {
 			seen[x.Contender] = true
 			out = append(out, x.Contender)
 		}
@@ -163,9 +163,15 @@ func (r *results) sizes() []sizeKey {
 	return out
 }
 
+// of reports whether x is a row of the size.
+func (k sizeKey) of(x *row) bool { return x.Kind == k.kind && x.N == k.n && x.Jobs == k.jobs }
+
 func (k sizeKey) label() string {
-	if k.kind == "many" {
+	switch k.kind {
+	case "many":
 		return fmt.Sprintf("%d PMWs × %d", k.jobs, k.n)
+	case "concurrent":
+		return fmt.Sprintf("%d PMWs × %d, concurrent rollout", k.jobs, k.n)
 	}
 	return fmt.Sprintf("N = %d", k.n)
 }
@@ -182,7 +188,7 @@ func (r *results) markdown() string {
 	b.WriteString("| row | works | limit fan-out | manager fan-out | ×limit | OCM fan-out | ×OCM | manager roll-up | OCM roll-up | ×OCM | manager update | OCM update | ×OCM | manager churn | OCM churn | ×OCM | manager delete | OCM delete |\n")
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, k := range r.sizes() {
-		lim, m, o := r.find("limit", k.kind, k.n), r.find("manager", k.kind, k.n), r.find("OCM MWRS", k.kind, k.n)
+		lim, m, o := r.find("limit", k), r.find("manager", k), r.find("OCM MWRS", k)
 		get := func(x *row, f func(*row) *step) *step {
 			if x == nil {
 				return nil
@@ -212,7 +218,7 @@ func (r *results) markdown() string {
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, k := range r.sizes() {
 		split := func(contender string) (string, string, string, *step) {
-			runs := r.runs(contender, k.kind, k.n)
+			runs := r.runs(contender, k)
 			for _, x := range runs {
 				if !x.RollUp.ok() || x.RollUp.Agents == 0 {
 					return "—", "—", "—", nil
@@ -231,12 +237,13 @@ func (r *results) markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", k.label(), ma, mr, mw, oa, or, ow, ratio(mWhole, oWhole))
 	}
 	b.WriteString(r.repeatsTable())
+	b.WriteString(r.recoveryTables())
 	b.WriteString("\nCost per row (each contender runs as its own process, started fresh for the row; requests and writes from the API server's audit log; of the first run where a row ran several times):\n\n")
 	b.WriteString("| row | contender | CPU s | peak RSS MiB | steady RSS MiB | peak RSS per work KiB | requests | writes | writes per work | steady-state writes | reconciles | load (1, 5, 15 min) start → end |\n")
 	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
 	for _, k := range r.sizes() {
 		for _, x := range r.Rows {
-			if x.Kind != k.kind || x.N != k.n || x.Run > 1 {
+			if !k.of(x) || x.Run > 1 {
 				continue
 			}
 			name := x.Contender
@@ -301,12 +308,12 @@ func (r *results) memoryPerWork() string {
 func (r *results) limitVariants() string {
 	var b strings.Builder
 	for _, k := range r.sizes() {
-		m := r.find("manager", k.kind, k.n)
+		m := r.find("manager", k)
 		for _, name := range r.contenders(k) {
 			if !strings.HasPrefix(name, "limit-") {
 				continue
 			}
-			x := r.find(name, k.kind, k.n)
+			x := r.find(name, k)
 			if b.Len() == 0 {
 				b.WriteString("\nPlain clients with a bounded number of creates in flight (no rate limit), for reference:\n\n")
 				b.WriteString("| row | client | fan-out s | last create returned s | manager fan-out ÷ this |\n| --- | --- | ---: | ---: | ---: |\n")
@@ -319,12 +326,12 @@ func (r *results) limitVariants() string {
 		}
 	}
 	for _, k := range r.sizes() {
-		m := r.find("manager", k.kind, k.n)
+		m := r.find("manager", k)
 		for _, name := range r.contenders(k) {
 			if !strings.HasPrefix(name, "manager ") {
 				continue
 			}
-			x := r.find(name, k.kind, k.n)
+			x := r.find(name, k)
 			if !strings.Contains(b.String(), "Manager with other flags") {
 				b.WriteString("\nManager with other flags (seconds; in parentheses the defaults' time):\n\n")
 				b.WriteString("| row | flags | fan-out | roll-up | update | churn |\n| --- | --- | ---: | ---: | ---: | ---: |\n")
@@ -363,7 +370,7 @@ func (r *results) repeatsTable() string {
 		{"delete", func(x *row) *step { return x.Delete }},
 	}
 	for _, k := range r.sizes() {
-		m, o := r.runs("manager", k.kind, k.n), r.runs("OCM MWRS", k.kind, k.n)
+		m, o := r.runs("manager", k), r.runs("OCM MWRS", k)
 		if len(m) < 2 || len(o) < 2 {
 			continue
 		}

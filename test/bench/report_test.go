@@ -36,7 +36,7 @@ func TestFindTakesMediansOfRuns(t *testing.T) {
 		runRow("manager", 2, 0.20, 0.60, 0.45, 0.40),
 		runRow("manager", 3, 0.25, 0.70, 0.40, 0.10),
 	}}
-	m := res.find("manager", "clusters", 100)
+	m := res.find("manager", sizeKey{"clusters", 100, 1})
 	if m.FanOut.Seconds != 0.25 || m.Churn.Seconds != 0.20 || m.RollUp.Seconds != 0.60 {
 		t.Fatalf("medians: fan-out %v, churn %v, roll-up %v; want 0.25, 0.20, 0.60", m.FanOut.Seconds, m.Churn.Seconds, m.RollUp.Seconds)
 	}
@@ -44,12 +44,12 @@ func TestFindTakesMediansOfRuns(t *testing.T) {
 	if got := afterAgents(m.RollUp).Seconds; got < 0.1499 || got > 0.1501 {
 		t.Fatalf("roll-up after the agents = %v, want 0.15", got)
 	}
-	if res.find("OCM MWRS", "clusters", 100) != nil {
+	if res.find("OCM MWRS", sizeKey{"clusters", 100, 1}) != nil {
 		t.Fatal("a contender without rows has a row")
 	}
 
-	res.Rows = append(res.Rows, &row{Contender: "manager", Kind: "clusters", N: 100, Run: 4, FanOut: &step{Err: "timed out"}})
-	if m := res.find("manager", "clusters", 100); m.FanOut.ok() {
+	res.Rows = append(res.Rows, &row{Contender: "manager", Kind: "clusters", N: 100, Jobs: 1, Run: 4, FanOut: &step{Err: "timed out"}})
+	if m := res.find("manager", sizeKey{"clusters", 100, 1}); m.FanOut.ok() {
 		t.Fatalf("a failed run: median fan-out %v, want the failure", m.FanOut.Seconds)
 	}
 }

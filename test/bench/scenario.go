@@ -68,6 +68,8 @@ type row struct {
 	LoadStart string   `json:"loadStart"`
 	LoadEnd   string   `json:"loadEnd"`
 	Errors    []string `json:"errors,omitempty"`
+
+	recovery
 }
 
 // bench holds what every row uses.
@@ -84,6 +86,7 @@ type bench struct {
 	// agents is how long the last rollUp's status writes took to return, agentRetries how many it resent.
 	agents       time.Duration
 	agentRetries int64
+	recovery     recoveryOptions
 }
 
 // limitProbe makes an audited request, so the audit tailer has an event after any moment it waits for.
@@ -169,7 +172,8 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 	}
 	defer func() {
 		st := p.stop()
-		r.CPU, r.HWM = st.CPU, st.HWM
+		// Plus the processes a restart killed.
+		r.CPU, r.HWM = r.CPU+st.CPU, max(r.HWM, st.HWM)
 		b.settleAudit(ctx, time.Now())
 		r.Total = b.audit.count(c.user(), rowStart, time.Now())
 		r.LoadEnd = loadAvg()
@@ -235,6 +239,7 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 		return b.abandon(ctx, c, r, []job{j})
 	}
 	b.steadyState(ctx, c, p, r)
+	p = b.afterSteady(ctx, c, p, r, ns, 1)
 	r.Delete = b.stepRun(ctx, "delete", c.user(), p, func(start time.Time) (time.Duration, error) {
 		return b.remove(ctx, c, p, []job{j}, start, timeout)
 	})
@@ -279,7 +284,8 @@ func (b *bench) runMany(ctx context.Context, c contender, jobs, n, pool int) *ro
 	}
 	defer func() {
 		st := p.stop()
-		r.CPU, r.HWM = st.CPU, st.HWM
+		// Plus the processes a restart killed.
+		r.CPU, r.HWM = r.CPU+st.CPU, max(r.HWM, st.HWM)
 		b.settleAudit(ctx, time.Now())
 		r.Total = b.audit.count(c.user(), rowStart, time.Now())
 		r.LoadEnd = loadAvg()
@@ -304,6 +310,7 @@ func (b *bench) runMany(ctx context.Context, c contender, jobs, n, pool int) *ro
 		return b.abandon(ctx, c, r, js)
 	}
 	b.steadyState(ctx, c, p, r)
+	p = b.afterSteady(ctx, c, p, r, ns, jobs)
 	r.Delete = b.stepRun(ctx, "delete", c.user(), p, func(start time.Time) (time.Duration, error) {
 		return b.remove(ctx, c, p, js, start, timeout)
 	})

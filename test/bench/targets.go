@@ -141,6 +141,11 @@ func (m *manager) title() string {
 func (m *manager) user() string { return userManager }
 
 func (m *manager) start(dir string) (*process, error) {
+	return m.startWith(dir, nil, "Starting workers")
+}
+
+// startWith starts the manager with more flags and waits until its log shows ready.
+func (m *manager) startWith(dir string, more []string, ready string) (*process, error) {
 	metrics, err := proc.FreePort()
 	if err != nil {
 		return nil, err
@@ -153,12 +158,13 @@ func (m *manager) start(dir string) (*process, error) {
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metrics),
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probes),
 	}, m.extra...)
+	args = append(args, more...)
 	p, err := startProcess(dir, "manager", m.bin, args, "KUBECONFIG="+m.h.kubeconfigs[userManager])
 	if err != nil {
 		return nil, err
 	}
 	p.metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics)
-	if err := p.WaitLog("Starting workers", 2*time.Minute); err != nil {
+	if err := p.WaitLog(ready, 2*time.Minute); err != nil {
 		p.stop()
 		return nil, err
 	}

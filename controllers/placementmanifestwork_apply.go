@@ -139,7 +139,9 @@ func adoptUpdate(cur *workv1.ManifestWork, o writeOp, now time.Time) *workv1.Man
 	if cur.Annotations[workv1alpha1.AnnotationSpecHash] == o.desired.Annotations[workv1alpha1.AnnotationSpecHash] && manifestwork.UpToDate(cur, o.desired) {
 		return nil
 	}
+	// updatedAt starts the cluster's rollout step again only when the write brings it a template it lacks.
 	o.existing = cur
+	o.templateChange = cur.Annotations[workv1alpha1.AnnotationTemplateHash] != o.desired.Annotations[workv1alpha1.AnnotationTemplateHash]
 	return o.written(now)
 }
 

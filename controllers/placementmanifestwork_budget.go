@@ -145,8 +145,8 @@ func splitName(s workv1alpha1.SplitStatus) string {
 }
 
 // availableReplicas is the availableReplicas the work's agent reports for the split manifest, if it does for the
-// work's current generation: until the agent has applied the last write, what it reported describes pods that
-// may be going away, so the cluster counts as having none available.
+// work's current generation and read it after applying the work's template (health.StaleReport): until then,
+// what it reported describes pods that may be going away, so the cluster counts as having none available.
 func availableReplicas(w *workv1.ManifestWork, s workv1alpha1.SplitStatus) (int32, bool) {
 	if c := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkApplied); c == nil || c.ObservedGeneration != w.Generation {
 		return 0, false
@@ -155,6 +155,9 @@ func availableReplicas(w *workv1.ManifestWork, s workv1alpha1.SplitStatus) (int3
 		r := m.ResourceMeta
 		if r.Name != s.Name || r.Namespace != s.Namespace || r.Group != s.Group || (s.Kind != "" && r.Kind != s.Kind) {
 			continue
+		}
+		if health.StaleReport(&m, w.Annotations[workv1alpha1.AnnotationTemplateHash]) {
+			return 0, false // read before the agent applied the last write: as if not reported
 		}
 		for _, v := range m.StatusFeedbacks.Values {
 			if v.Name == health.FeedbackPrefix+health.AvailableReplicas && v.Value.Integer != nil {

@@ -159,3 +159,28 @@ func TestGateByBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestAvailableReplicasStaleReport: a report read before the agent applied the work's template (its template
+// marker is another template's) counts as no report, like one of an earlier generation.
+func TestAvailableReplicasStaleReport(t *testing.T) {
+	split := workv1alpha1.SplitStatus{Group: "apps", Kind: "Deployment", Name: "web", Namespace: "default"}
+	report := func(marker string) *workv1.ManifestWork {
+		w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Generation: 2, Annotations: map[string]string{workv1alpha1.AnnotationTemplateHash: "new"}}}
+		w.Status.Conditions = []metav1.Condition{{Type: workv1.WorkApplied, Status: metav1.ConditionTrue, ObservedGeneration: 2}}
+		n, m := int64(3), marker
+		w.Status.ResourceStatus.Manifests = []workv1.ManifestCondition{{
+			ResourceMeta: workv1.ManifestResourceMeta{Group: "apps", Kind: "Deployment", Name: "web", Namespace: "default"},
+			StatusFeedbacks: workv1.StatusFeedbackResult{Values: []workv1.FeedbackValue{
+				{Name: health.FeedbackPrefix + health.AvailableReplicas, Value: workv1.FieldValue{Type: workv1.Integer, Integer: &n}},
+				{Name: health.FeedbackPrefix + health.TemplateHash, Value: workv1.FieldValue{Type: workv1.String, String: &m}},
+			}},
+		}}
+		return w
+	}
+	if n, ok := availableReplicas(report("new"), split); !ok || n != 3 {
+		t.Errorf("with the work's marker: %d, %v; want 3, true", n, ok)
+	}
+	if n, ok := availableReplicas(report("old"), split); ok {
+		t.Errorf("with another template's marker: %d, %v; want no report", n, ok)
+	}
+}

@@ -252,7 +252,7 @@ func TestWrittenUpdatedAt(t *testing.T) {
 
 // TestAdoptUpdate: a create refused because the work exists finds, most often, this manager's own earlier
 // create that its cache has not seen: nothing is written again. A work of this PlacementManifestWork with
-// another spec gets the desired one, with updatedAt since that brings its template.
+// another spec gets the desired one, with updatedAt when that brings it a template it lacks.
 func TestAdoptUpdate(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	p := framework.MakePMW("web", "ns").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
@@ -267,9 +267,21 @@ func TestAdoptUpdate(t *testing.T) {
 		t.Errorf("the manager's own earlier create is written again:\n%+v", got.Annotations)
 	}
 
+	// Other shares of the same template: the spec changes, the cluster's rollout step does not start again.
+	shares := planned()
+	shares.Annotations[workv1alpha1.AnnotationSpecHash] = "other shares"
+	got := adoptUpdate(shares, writeOp{cluster: "c1", desired: planned(), templateChange: true}, now)
+	if got == nil {
+		t.Fatal("a work with other shares is not updated")
+	}
+	if v, ok := got.Annotations[workv1alpha1.AnnotationUpdatedAt]; ok {
+		t.Errorf("updatedAt %q on a work that carried the template already", v)
+	}
+
 	other := planned()
 	other.Annotations[workv1alpha1.AnnotationSpecHash] = "an earlier spec"
-	got := adoptUpdate(other, writeOp{cluster: "c1", desired: planned(), templateChange: true}, now)
+	other.Annotations[workv1alpha1.AnnotationTemplateHash] = "an earlier template"
+	got = adoptUpdate(other, writeOp{cluster: "c1", desired: planned(), templateChange: true}, now)
 	if got == nil {
 		t.Fatal("a work with another spec is not updated")
 	}

@@ -114,7 +114,8 @@ type ClusterPreview struct {
 	// updates first (every cluster with a new template when the strategy is All).
 	RolloutFirst bool `json:"rolloutFirst,omitempty"`
 	// Desired is the ManifestWork the manager would write (without status and managedFields): now for Create
-	// and Update; for Held once the rollout reaches the cluster (its updatedAt annotation is then that time's).
+	// and Update; for Held once the rollout reaches the cluster (an update's updatedAt annotation is then that
+	// time's; a create carries none).
 	// Its owner UID annotation is empty for a PlacementManifestWork not on the hub yet: the API server assigns
 	// the UID when it is created.
 	Desired *workv1.ManifestWork `json:"desired,omitempty"`

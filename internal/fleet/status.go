@@ -291,13 +291,18 @@ func (v hubView) report(cluster string, key fleet.Key, generation int64) fleet.C
 		}
 		return rep
 	}
+	// A report read before the agent applied the work's template describes the object as it was.
+	templateHash := w.Annotations[workv1alpha1.AnnotationTemplateHash]
+	if health.StaleReport(mc, templateHash) {
+		rep.CarriesCurrent = false
+	}
 	rep.Feedback = health.FeedbackOf(mc.StatusFeedbacks.Values)
 	rep.Applied = conditionTrue(mc.Conditions, workv1.ManifestApplied, w.Generation)
 	rep.Available = conditionTrue(mc.Conditions, workv1.ManifestAvailable, w.Generation)
 	inputs := health.WorkManifests(w)
 	if o := int(mc.ResourceMeta.Ordinal); o >= 0 && o < len(inputs) {
 		in := inputs[o]
-		in.Status = mc
+		in.Status, in.WorkTemplateHash = mc, templateHash
 		rep.Health = health.Manifest(in)
 	}
 	return rep

@@ -98,7 +98,9 @@ type Feedback map[string]workv1.FieldValue
 func FeedbackOf(values []workv1.FeedbackValue) Feedback {
 	out := make(Feedback, len(values))
 	for _, v := range values {
-		out[strings.TrimPrefix(v.Name, FeedbackPrefix)] = v.Value
+		if v.Name != FeedbackPrefix+TemplateHash { // the marker is for StaleReport, not a value of the object's
+			out[strings.TrimPrefix(v.Name, FeedbackPrefix)] = v.Value
+		}
 	}
 	return out
 }
@@ -108,7 +110,7 @@ func FeedbackOf(values []workv1.FeedbackValue) Feedback {
 func own(values []workv1.FeedbackValue) Feedback {
 	out := make(Feedback, len(values))
 	for _, v := range values {
-		if name, ok := strings.CutPrefix(v.Name, FeedbackPrefix); ok {
+		if name, ok := strings.CutPrefix(v.Name, FeedbackPrefix); ok && name != TemplateHash {
 			out[name] = v.Value
 		}
 	}
@@ -225,7 +227,7 @@ func Manifest(in ManifestInput) Verdict {
 		// Nothing is asked of this cluster: a Job with parallelism 0 never completes, and that is fine here.
 		return healthy()
 	}
-	if _, stale := in.staleFeedback(); stale {
+	if StaleReport(in.Status, in.WorkTemplateHash) {
 		return progressing(ReasonStaleFeedback, "%s: the agent's last report of it was read before it applied this template", id)
 	}
 	kind := in.Kind

@@ -131,10 +131,6 @@ func TestInterpretersManifestConfigs(t *testing.T) {
 	set.Add(widget, nil, stubKind{paths: []workv1.JsonPath{{Name: "phase", Path: ".status.phase"}}, retain: []string{".spec.workers"}})
 	id := workv1.ResourceIdentifier{Group: "example.io", Resource: "widgets", Namespace: "default", Name: "w"}
 	feedback := []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: []workv1.JsonPath{{Name: FeedbackPrefix + "phase", Path: ".status.phase"}}}}
-	marked := []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: []workv1.JsonPath{
-		{Name: FeedbackPrefix + "phase", Path: ".status.phase"},
-		{Name: FeedbackPrefix + TemplateHash, Path: `.metadata.annotations.work\.open-cluster-management\.io/placementmanifestwork-template-hash`},
-	}}}
 	retained := &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply, ServerSideApply: &workv1.ServerSideApplyConfig{
 		IgnoreFields: []workv1.IgnoreField{{Condition: workv1.IgnoreFieldsConditionOnSpokeChange, JSONPaths: []string{".spec.workers"}}},
 	}}
@@ -144,7 +140,8 @@ func TestInterpretersManifestConfigs(t *testing.T) {
 		want []workv1.ManifestConfigOption
 	}{
 		"feedback and retained fields": {
-			want: []workv1.ManifestConfigOption{{ResourceIdentifier: id, FeedbackRules: marked, UpdateStrategy: retained}},
+			// No template marker: the fields it retains make it unmarked (see Marked).
+			want: []workv1.ManifestConfigOption{{ResourceIdentifier: id, FeedbackRules: feedback, UpdateStrategy: retained}},
 		},
 		// CreateOnly: the agent never updates the object, so a template marker would never change.
 		"the user's update strategy wins": {

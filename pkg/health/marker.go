@@ -3,6 +3,7 @@ package health
 import (
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
@@ -19,8 +20,9 @@ import (
 // when it carries the work's hash: the annotation changes with every template, so the object always changes
 // with it, and a read that has it was made after the apply.
 
-// TemplateHash is the feedback value (named without FeedbackPrefix) of the template marker.
-const TemplateHash = "templateHash"
+// TemplateHash is the feedback value (named without FeedbackPrefix) of the template marker. Its hyphen keeps
+// it apart from every value an interpreter asks for (a ResourceInterpreter's names are identifiers).
+const TemplateHash = "template-hash"
 
 // ReasonStaleFeedback is a manifest's reason while the agent's report of it was read before it applied the
 // work's template.
@@ -33,15 +35,28 @@ var templateHashPath = workv1.JsonPath{
 }
 
 // Marked reports whether the manager stamps the template marker on m: when it judges m by what the agent reads
-// of it (its interpreter's feedback, or the user's condition rules for it), unless the user's update strategy
-// for it keeps the agent from updating it (CreateOnly, ReadOnly), where the marker would never change.
+// of it (its interpreter's feedback, or the user's condition rules for it), unless the agent would not apply
+// every template change to it as it is:
+//   - the user's update strategy for it is CreateOnly or ReadOnly: the marker would never change;
+//   - it is applied server-side with ignored fields (the user's, or fields its interpreter retains): the agent
+//     applies the hub's values of those fields again whenever the manifest changes, and the marker would change
+//     it on every template change, not only when the hub changes this manifest; ignored annotations would also
+//     keep an old marker.
 func (s *Interpreters) Marked(m template.Manifest, user []workv1.ManifestConfigOption) bool {
 	id := resourceOf(m)
-	if strategy := updateStrategyOf(id, user); strategy != nil &&
-		(strategy.Type == workv1.UpdateStrategyTypeCreateOnly || strategy.Type == workv1.UpdateStrategyTypeReadOnly) {
+	if strategy := updateStrategyOf(id, user); strategy != nil {
+		switch {
+		case strategy.Type == workv1.UpdateStrategyTypeCreateOnly, strategy.Type == workv1.UpdateStrategyTypeReadOnly:
+			return false
+		case strategy.ServerSideApply != nil && len(strategy.ServerSideApply.IgnoreFields) > 0:
+			return false
+		}
+	}
+	k := s.For(m.GVK)
+	if k != nil && len(k.Retain()) > 0 {
 		return false
 	}
-	if k := s.For(m.GVK); k != nil && len(k.FeedbackPaths(m)) > 0 {
+	if k != nil && len(k.FeedbackPaths(m)) > 0 {
 		return true
 	}
 	return len(conditionRuleTypes(id, m.GVK, user)) > 0
@@ -82,17 +97,19 @@ func updateStrategyOf(id workv1.ResourceIdentifier, configs []workv1.ManifestCon
 	return nil
 }
 
-// staleFeedback reports whether the agent's report of the manifest was read before it applied the work's
-// template: it carries a template marker other than the work's. A report without one (an object delivered
-// before the manager stamped markers, a manifest it does not mark) is taken as it is.
-func (in ManifestInput) staleFeedback() (string, bool) {
-	if in.WorkTemplateHash == "" || in.Status == nil {
-		return "", false
+// StaleReport reports whether the agent's report of a manifest was read before it applied the template of the
+// work whose template hash (workv1alpha1.AnnotationTemplateHash) is given: it carries another template marker.
+// A report without one (an object delivered before the manager stamped markers, a manifest it does not mark) is
+// taken as it is, and so is a manifest the agent reports Complete: the agent applies it no more (a finished Job
+// keeps the marker of the template it ran).
+func StaleReport(mc *workv1.ManifestCondition, workTemplateHash string) bool {
+	if workTemplateHash == "" || mc == nil || meta.IsStatusConditionTrue(mc.Conditions, workv1.ManifestComplete) {
+		return false
 	}
-	for _, v := range in.Status.StatusFeedbacks.Values {
+	for _, v := range mc.StatusFeedbacks.Values {
 		if v.Name == FeedbackPrefix+TemplateHash && v.Value.String != nil {
-			return *v.Value.String, *v.Value.String != in.WorkTemplateHash
+			return *v.Value.String != workTemplateHash
 		}
 	}
-	return "", false
+	return false
 }

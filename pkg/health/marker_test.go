@@ -2,10 +2,12 @@ package health
 
 import (
 	"fmt"
+	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/jsonpath"
 	workv1 "open-cluster-management.io/api/work/v1"
 
@@ -38,6 +40,14 @@ func TestMarked(t *testing.T) {
 		"CreateOnly never updates it":                       {manifest: deploymentJSON, user: strategy(workv1.UpdateStrategyTypeCreateOnly, "*")},
 		"ReadOnly never writes it":                          {manifest: deploymentJSON, user: strategy(workv1.UpdateStrategyTypeReadOnly, "def*")},
 		"a CreateOnly entry for another namespace":          {manifest: deploymentJSON, user: strategy(workv1.UpdateStrategyTypeCreateOnly, "other"), want: true},
+		// The agent applies ignored fields again whenever the manifest changes: a marker would make every
+		// template change one of this manifest.
+		"server-side apply with ignored fields": {manifest: deploymentJSON, user: []workv1.ManifestConfigOption{{
+			ResourceIdentifier: workv1.ResourceIdentifier{Group: "apps", Resource: "deployments", Namespace: "*", Name: "*"},
+			UpdateStrategy: &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply, ServerSideApply: &workv1.ServerSideApplyConfig{
+				IgnoreFields: []workv1.IgnoreField{{Condition: workv1.IgnoreFieldsConditionOnSpokeChange, JSONPaths: []string{".spec.replicas"}}},
+			}},
+		}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -116,6 +126,9 @@ func TestStaleFeedback(t *testing.T) {
 		"no marker reported":      {manifest: deploymentJSON, status: status(T, ready), work: "new", want: healthy()},
 		"no template hash known":  {manifest: deploymentJSON, status: status(T, with(ready, "old")), want: healthy()},
 		"a condition rule, stale": {manifest: configMapJSON, rules: []string{"Ready"}, status: withCondition(status(T, map[string]any{TemplateHash: "old"}), "Ready", T), work: "new", want: progressing(ReasonStaleFeedback, "ConfigMap default/cfg: the agent's last report of it was read before it applied this template")},
+		"a manifest the agent reports Complete: it applies it no more": {manifest: jobJSON,
+			status: withCondition(status(T, map[string]any{TemplateHash: "old", Complete: "True", Succeeded: 1}), workv1.ManifestComplete, T), work: "new",
+			want: Verdict{State: Healthy, Finished: true}},
 		"a failed apply says so first": {manifest: deploymentJSON, status: status(metav1.ConditionFalse, with(ready, "old")), work: "new",
 			want: degraded(ReasonApplyFailed, "Deployment.apps default/web: not applied: apply failed: admission webhook denied")},
 	}
@@ -127,6 +140,37 @@ func TestStaleFeedback(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMarkedRetained: a kind whose interpreter retains fields is applied server-side with them ignored, so it
+// is not marked (see Marked).
+func TestMarkedRetained(t *testing.T) {
+	set := NewInterpreters()
+	set.Add(schema.GroupKind{Group: "example.io", Kind: "Widget"}, nil, stubKind{paths: []workv1.JsonPath{{Name: "phase", Path: ".status.phase"}}, retain: []string{".spec.workers"}})
+	if set.Marked(parse(t, widgetJSON), nil) {
+		t.Error("a kind with retained fields is marked")
+	}
+}
+
+// TestFeedbackLeavesTheMarkerOut: the marker is for StaleReport; interpreters and the status's roll-ups see the
+// object's values only.
+func TestFeedbackLeavesTheMarkerOut(t *testing.T) {
+	values := status(metav1.ConditionTrue, map[string]any{Phase: "Running", TemplateHash: "h"}).StatusFeedbacks.Values
+	if diff := cmp.Diff([]string{Phase}, sortedNames(FeedbackOf(values))); diff != "" {
+		t.Errorf("FeedbackOf (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{Phase}, sortedNames(own(values))); diff != "" {
+		t.Errorf("own (-want +got):\n%s", diff)
+	}
+}
+
+func sortedNames(f Feedback) []string {
+	out := make([]string, 0, len(f))
+	for k := range f {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // TestClusterReadsTheWorksTemplateHash: Cluster judges each manifest's marker against the template hash its

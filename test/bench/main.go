@@ -216,10 +216,11 @@ func run(ctx context.Context, cfg config) int {
 				record(r)
 			}
 			if cfg.limit {
-				each(b.runLimit(ctx, n, 0))
+				each(b.runLimit(ctx, n, 0, false))
+				each(b.runLimit(ctx, n, 0, true))
 			}
 			for _, k := range cfg.limitParallel {
-				each(b.runLimit(ctx, n, k))
+				each(b.runLimit(ctx, n, k, false))
 			}
 			for _, c := range contenders {
 				if ctx.Err() == nil {

@@ -46,7 +46,7 @@ type row struct {
 	FanOut *step `json:"fanOut,omitempty"`
 	// CreatesReturned is, for the limit, when the last create returned (FanOut is when the watch saw the last).
 	CreatesReturned float64 `json:"createsReturned,omitempty"`
-	// Retries counts the limit's creates that failed and were sent again.
+	// Retries counts the limit's creates and updates that failed and were sent again.
 	Retries int   `json:"retries,omitempty"`
 	RollUp  *step `json:"rollUp,omitempty"`
 	Update  *step `json:"update,omitempty"`
@@ -463,24 +463,21 @@ func (b *bench) scrape(p *process, r *row) {
 }
 
 // runLimit creates the works of an n-cluster job with the limit client, inFlight at once (0: all at once,
-// the limit proper), and deletes them.
-func (b *bench) runLimit(ctx context.Context, n, inFlight int) *row {
-	name := "limit"
-	if inFlight > 0 {
-		name = fmt.Sprintf("limit-%d", inFlight)
-	}
+// the limit proper), updates them once the agents reported them (limitUpdate), and deletes them. The works
+// are the manager's, or with plain those of OCM's ManifestWorkReplicaSet without feedback rules.
+func (b *bench) runLimit(ctx context.Context, n, inFlight int, plain bool) *row {
+	name, id, shape := limitJob(n, inFlight, plain)
 	r := &row{Contender: name, Kind: "clusters", N: n, Jobs: 1, Works: n, LoadStart: loadAvg()}
 	logf("%s, %d clusters", name, n)
 	rowStart := time.Now()
-	id := fmt.Sprintf("n%d-p%d", n, inFlight)
 	clusters := names(0, n)
-	works := limitWorks(id, clusters, "v1")
+	works := shape(id, clusters, "v1")
 	group := "limit:" + id
 	noProc := &process{}
 	var retries atomic.Int64
 	// Warm up the limit client's connection and the API server's ManifestWork write path, as the contenders'
 	// warm-up jobs do.
-	warm := limitWorks(id+"-warm-up", names(0, 1), "v1")[0]
+	warm := shape(id+"-warm-up", names(0, 1), "v1")[0]
 	if err := b.limitClient.Create(ctx, warm); err == nil {
 		_ = b.limitClient.Delete(ctx, warm)
 	}
@@ -507,6 +504,9 @@ func (b *bench) runLimit(ctx context.Context, n, inFlight int) *row {
 		}
 		return b.works.wait(ctx, "fan-out", start, b.timeout(n), noProc.alive, newExpect(group, clusters, "v1", replicasPerCluster))
 	})
+	if r.FanOut.ok() {
+		r.Update = b.limitUpdate(ctx, r, group, clusters, inFlight, shape(id, clusters, "v2"))
+	}
 	r.Delete = b.stepRun(ctx, "delete", userLimit, nil, func(start time.Time) (time.Duration, error) {
 		if err := parallel(len(works), inFlight, func(i int) error { return client.IgnoreNotFound(b.limitClient.Delete(ctx, works[i])) }); err != nil {
 			return 0, err
@@ -515,6 +515,9 @@ func (b *bench) runLimit(ctx context.Context, n, inFlight int) *row {
 	})
 	if !r.FanOut.ok() {
 		r.Errors = append(r.Errors, r.FanOut.Err)
+	}
+	if !r.Update.ok() && r.Update != nil {
+		r.Errors = append(r.Errors, r.Update.Err)
 	}
 	if !r.Delete.ok() {
 		r.Errors = append(r.Errors, r.Delete.Err)

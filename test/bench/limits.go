@@ -92,6 +92,7 @@ func (b *bench) limitUpdate(ctx context.Context, r *row, group string, clusters 
 			return &step{Err: fmt.Sprintf("agents: %d works not seen reported after %s", len(b.works.pending(group)), timeout)}
 		}
 	}
+	b.statusBytes(ctx, r.Hub, group)
 	updated := make([]*workv1.ManifestWork, len(next))
 	for i, w := range next {
 		cur := &workv1.ManifestWork{}

@@ -263,6 +263,7 @@ func (r *results) markdown() string {
 				float64(x.Total.Writes)/float64(max(x.Works, 1)), steady, rec, x.LoadStart, x.LoadEnd)
 		}
 	}
+	b.WriteString(r.hubTables())
 	b.WriteString("\n")
 	b.WriteString(r.memoryPerWork())
 	var errs []string

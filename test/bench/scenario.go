@@ -65,6 +65,9 @@ type row struct {
 	Reconciles       float64 `json:"reconciles,omitempty"`
 	ReconcileSeconds float64 `json:"reconcileSeconds,omitempty"`
 
+	// Hub is what the row cost kube-apiserver and etcd, and the size of its works (hubcost.go).
+	Hub *hubCost `json:"hub,omitempty"`
+
 	LoadStart string   `json:"loadStart"`
 	LoadEnd   string   `json:"loadEnd"`
 	Errors    []string `json:"errors,omitempty"`
@@ -172,6 +175,7 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 		r.CPU, r.HWM = st.CPU, st.HWM
 		b.settleAudit(ctx, time.Now())
 		r.Total = b.audit.count(c.user(), rowStart, time.Now())
+		b.endCost(r)
 		r.LoadEnd = loadAvg()
 	}()
 	if err := b.warmUp(ctx, c, p, ns); err != nil {
@@ -179,12 +183,14 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 	}
 	group := c.group(j)
 
+	hub0 := b.sampleHub()
 	r.FanOut = b.stepRun(ctx, "fan-out", c.user(), p, func(start time.Time) (time.Duration, error) {
 		if err := c.create(ctx, j, n, "v1"); err != nil {
 			return 0, err
 		}
 		return b.works.wait(ctx, "fan-out", start, timeout, p.alive, expectOf(c, group, clusters, "v1"))
 	})
+	r.Hub = b.fanOutCost(ctx, hub0, b.sampleHub(), group)
 	if !r.FanOut.ok() {
 		return b.abandon(ctx, c, r, []job{j})
 	}
@@ -195,6 +201,7 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 	if !r.RollUp.ok() {
 		return b.abandon(ctx, c, r, []job{j})
 	}
+	b.statusBytes(ctx, r.Hub, group)
 	r.Update = b.stepRun(ctx, "update", c.user(), p, func(start time.Time) (time.Duration, error) {
 		if err := c.update(ctx, j, n, "v2"); err != nil {
 			return 0, err
@@ -282,17 +289,20 @@ func (b *bench) runMany(ctx context.Context, c contender, jobs, n, pool int) *ro
 		r.CPU, r.HWM = st.CPU, st.HWM
 		b.settleAudit(ctx, time.Now())
 		r.Total = b.audit.count(c.user(), rowStart, time.Now())
+		b.endCost(r)
 		r.LoadEnd = loadAvg()
 	}()
 	if err := b.warmUp(ctx, c, p, ns); err != nil {
 		return fail(fmt.Errorf("warm-up: %w", err))
 	}
+	hub0 := b.sampleHub()
 	r.FanOut = b.stepRun(ctx, "fan-out", c.user(), p, func(start time.Time) (time.Duration, error) {
 		if err := parallel(jobs, 0, func(i int) error { return c.create(ctx, js[i], n, "v1") }); err != nil {
 			return 0, err
 		}
 		return b.works.wait(ctx, "fan-out", start, timeout, p.alive, expects...)
 	})
+	r.Hub = b.fanOutCost(ctx, hub0, b.sampleHub(), "")
 	if !r.FanOut.ok() {
 		return b.abandon(ctx, c, r, js)
 	}
@@ -481,6 +491,7 @@ func (b *bench) runLimit(ctx context.Context, n, inFlight int, plain bool) *row 
 	if err := b.limitClient.Create(ctx, warm); err == nil {
 		_ = b.limitClient.Delete(ctx, warm)
 	}
+	hub0 := b.sampleHub()
 	r.FanOut = b.stepRun(ctx, "fan-out", userLimit, nil, func(start time.Time) (time.Duration, error) {
 		// A create the API server drops (unbounded parallelism can overrun it) is sent again, as any client
 		// would; the retries are counted.
@@ -504,6 +515,7 @@ func (b *bench) runLimit(ctx context.Context, n, inFlight int, plain bool) *row 
 		}
 		return b.works.wait(ctx, "fan-out", start, b.timeout(n), noProc.alive, newExpect(group, clusters, "v1", replicasPerCluster))
 	})
+	r.Hub = b.fanOutCost(ctx, hub0, b.sampleHub(), group)
 	if r.FanOut.ok() {
 		r.Update = b.limitUpdate(ctx, r, group, clusters, inFlight, shape(id, clusters, "v2"))
 	}
@@ -524,6 +536,7 @@ func (b *bench) runLimit(ctx context.Context, n, inFlight int, plain bool) *row 
 	}
 	b.settleAudit(ctx, time.Now())
 	r.Total = b.audit.count(userLimit, rowStart, time.Now())
+	b.endCost(r)
 	r.LoadEnd = loadAvg()
 	return r
 }

@@ -40,8 +40,9 @@ type hubCost struct {
 	// fanned out, before any agent reported; WorkBytesWithStatus once the agents reported.
 	WorkBytes           float64 `json:"workBytes,omitempty"`
 	WorkBytesWithStatus float64 `json:"workBytesWithStatus,omitempty"`
-	// End is the hub at the end of the row.
-	End *hubSample `json:"end,omitempty"`
+	// Start is the hub just before the fan-out, End at the end of the row.
+	Start *hubSample `json:"start,omitempty"`
+	End   *hubSample `json:"end,omitempty"`
 }
 
 // hubSample is one reading of the hub's processes and etcd's database.
@@ -153,6 +154,7 @@ func (b *bench) fanOutCost(ctx context.Context, before, after hubSample, group s
 		FanOutAPIServerCPU: after.APIServer.CPU - before.APIServer.CPU,
 		FanOutEtcdCPU:      after.Etcd.CPU - before.Etcd.CPU,
 		FanOutDBGrowth:     after.DBInUse - before.DBInUse,
+		Start:              &before,
 	}
 	if group != "" {
 		n, avg, err := b.workBytes(ctx, group)
@@ -277,14 +279,19 @@ func (r *results) hubTables() string {
 			}
 			if end.Len() == 0 {
 				end.WriteString("\nThe hub at the end of each row (after its delete; of the first run where a row ran several times). kube-apiserver " +
-					"and etcd run for the whole run, so their peak RSS (VmHWM) is the peak so far; etcd's database: the file member/snap/db and, " +
-					"from its metrics, the part in use:\n\n")
-				end.WriteString("| row | contender | kube-apiserver RSS MiB | kube-apiserver peak RSS MiB | etcd RSS MiB | etcd peak RSS MiB | etcd db file MiB | etcd db in use MiB |\n")
-				end.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+					"and etcd serve every row of the run, one after the other, so these are the state of the hub after the rows so far: their " +
+					"peak RSS (VmHWM) is the peak so far, and etcd keeps deleted works' revisions until the API server compacts them (every 5 min). " +
+					"etcd's database: the file member/snap/db and, from its metrics, the part in use; the growth is that of the part in use from " +
+					"just before the row's fan-out to its end:\n\n")
+				end.WriteString("| row | contender | kube-apiserver RSS MiB | kube-apiserver peak RSS MiB | etcd RSS MiB | etcd peak RSS MiB | etcd db file MiB | etcd db in use MiB | etcd db in use, the row's growth MiB |\n")
+				end.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 			}
-			e := x.Hub.End
-			fmt.Fprintf(&end, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", k.label(), x.Contender, mib(e.APIServer.RSS), mib(e.APIServer.HWM),
-				mib(e.Etcd.RSS), mib(e.Etcd.HWM), mib1(e.DBFile), mib1(e.DBInUse))
+			e, growth := x.Hub.End, "—"
+			if s := x.Hub.Start; s != nil && s.DBInUse > 0 && e.DBInUse > 0 {
+				growth = fmt.Sprintf("%.1f", float64(e.DBInUse-s.DBInUse)/(1<<20))
+			}
+			fmt.Fprintf(&end, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", k.label(), x.Contender, mib(e.APIServer.RSS), mib(e.APIServer.HWM),
+				mib(e.Etcd.RSS), mib(e.Etcd.HWM), mib1(e.DBFile), mib1(e.DBInUse), growth)
 		}
 	}
 	return b.String() + end.String()

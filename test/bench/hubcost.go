@@ -31,6 +31,11 @@ type hubCost struct {
 	// just before the fan-out step to just after it (its audit settle included).
 	FanOutAPIServerCPU float64 `json:"fanOutAPIServerCPU"`
 	FanOutEtcdCPU      float64 `json:"fanOutEtcdCPU"`
+	// FanOutSeconds is the time between those two readings.
+	FanOutSeconds float64 `json:"fanOutSeconds"`
+	// AtRest is the hub's CPU per second with no contender running, measured before the row's size
+	// (measureAtRest), so the fan-out's CPU can be told from what the hub spends anyway.
+	AtRest hubRates `json:"atRest"`
 	// FanOutDBGrowth is the growth of etcd's database in use (etcd_mvcc_db_total_size_in_use_in_bytes) over
 	// the fan-out: every revision written in it, the works and any status writes of the job's object.
 	FanOutDBGrowth int64 `json:"fanOutDBGrowthBytes"`
@@ -45,8 +50,15 @@ type hubCost struct {
 	End   *hubSample `json:"end,omitempty"`
 }
 
+// hubRates are kube-apiserver's and etcd's CPU seconds per second.
+type hubRates struct {
+	APIServer float64 `json:"apiServer"`
+	Etcd      float64 `json:"etcd"`
+}
+
 // hubSample is one reading of the hub's processes and etcd's database.
 type hubSample struct {
+	At        time.Time `json:"at"`
 	APIServer procStats `json:"apiServer"`
 	Etcd      procStats `json:"etcd"`
 	// DBFile is the size of etcd's database file (member/snap/db), DBTotal and DBInUse etcd's
@@ -87,7 +99,7 @@ func findHubProcs() (apiServer, etcd int) {
 // sampleHub reads the hub's processes from /proc and etcd's database size from its data folder and metrics.
 // What cannot be read stays zero.
 func (b *bench) sampleHub() hubSample {
-	var s hubSample
+	s := hubSample{At: time.Now()}
 	api, etcd := findHubProcs()
 	if api > 0 {
 		s.APIServer, _ = readProc(api)
@@ -154,6 +166,8 @@ func (b *bench) fanOutCost(ctx context.Context, before, after hubSample, group s
 		FanOutAPIServerCPU: after.APIServer.CPU - before.APIServer.CPU,
 		FanOutEtcdCPU:      after.Etcd.CPU - before.Etcd.CPU,
 		FanOutDBGrowth:     after.DBInUse - before.DBInUse,
+		FanOutSeconds:      after.At.Sub(before.At).Seconds(),
+		AtRest:             b.atRest,
 		Start:              &before,
 	}
 	if group != "" {
@@ -165,6 +179,21 @@ func (b *bench) fanOutCost(ctx context.Context, before, after hubSample, group s
 		logf("  hub in fan-out: kube-apiserver %.2f CPU s, etcd %.2f CPU s, etcd in use %+d bytes; %d works of %.0f bytes", h.FanOutAPIServerCPU, h.FanOutEtcdCPU, h.FanOutDBGrowth, n, avg)
 	}
 	return h
+}
+
+// measureAtRest measures the hub's CPU per second over d with no contender running (the harness's watches
+// only), for the rows that follow.
+func (b *bench) measureAtRest(ctx context.Context, d time.Duration) {
+	before := b.sampleHub()
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(d):
+	}
+	after := b.sampleHub()
+	secs := after.At.Sub(before.At).Seconds()
+	b.atRest = hubRates{APIServer: (after.APIServer.CPU - before.APIServer.CPU) / secs, Etcd: (after.Etcd.CPU - before.Etcd.CPU) / secs}
+	logf("hub at rest: kube-apiserver %.3f CPU s/s, etcd %.3f CPU s/s", b.atRest.APIServer, b.atRest.Etcd)
 }
 
 // statusBytes records the group's bytes per work once the agents reported.
@@ -253,9 +282,11 @@ func (r *results) hubTables() string {
 				b.WriteString("\nBytes and the hub's cost per work. Bytes are the average JSON size of the row's works as the API server returns them " +
 					"(managedFields included), once fanned out and once the agents reported; the rest is over the fan-out step: the growth of etcd's " +
 					"database in use (every revision the step wrote, the job's own status writes included) and kube-apiserver's and etcd's CPU " +
-					"(utime + stime of /proc/<pid>/stat; the harness's watch and audit log included, as in every row). Medians where a row ran several times:\n\n")
-				b.WriteString("| row | contender | bytes per work | ×plain | bytes per work, reported | etcd growth per work in fan-out | kube-apiserver CPU s in fan-out | kube-apiserver CPU ms per work | etcd CPU ms per work |\n")
-				b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+					"(utime + stime of /proc/<pid>/stat; the harness's watch and audit log included, as in every row), and the API server's beyond what it " +
+					"spends at rest (its CPU per second with no contender running, measured before each size, times the step's length). " +
+					"Medians where a row ran several times:\n\n")
+				b.WriteString("| row | contender | bytes per work | ×plain | bytes per work, reported | etcd growth per work in fan-out | kube-apiserver CPU s in fan-out | kube-apiserver CPU ms per work | beyond rest | etcd CPU ms per work |\n")
+				b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 			}
 			works := float64(max(runs[0].Works, 1))
 			created := medianOf(runs, func(h *hubCost) float64 { return h.WorkBytes })
@@ -263,12 +294,13 @@ func (r *results) hubTables() string {
 			growth := medianOf(runs, func(h *hubCost) float64 { return float64(h.FanOutDBGrowth) })
 			api := medianOf(runs, func(h *hubCost) float64 { return h.FanOutAPIServerCPU })
 			etcd := medianOf(runs, func(h *hubCost) float64 { return h.FanOutEtcdCPU })
+			beyond := medianOf(runs, func(h *hubCost) float64 { return h.FanOutAPIServerCPU - h.AtRest.APIServer*h.FanOutSeconds })
 			times := "—"
 			if created > 0 && plain > 0 {
 				times = fmt.Sprintf("%.2f×", created/plain)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %.2f | %.2f | %.2f |\n", k.label(), name, bytesOrDash(created), times,
-				bytesOrDash(reported), bytesOrDash(growth/works), api, api*1000/works, etcd*1000/works)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f |\n", k.label(), name, bytesOrDash(created), times,
+				bytesOrDash(reported), bytesOrDash(growth/works), api, api*1000/works, beyond*1000/works, etcd*1000/works)
 		}
 	}
 	var end strings.Builder

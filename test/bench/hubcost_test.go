@@ -84,12 +84,13 @@ func TestHubTables(t *testing.T) {
 		"per work, ×plain and the end of the row": {
 			rows: []*row{
 				withHub(limitRow(limitPlain, 0.1, 0.1), hubCost{FanOutAPIServerCPU: 0.5, FanOutEtcdCPU: 0.1, FanOutDBGrowth: 200000, WorkBytes: 1500, WorkBytesWithStatus: 3000,
+					FanOutSeconds: 2, AtRest: hubRates{APIServer: 0.1},
 					Start: &hubSample{DBInUse: 1 << 19}, End: end}),
 				withHub(runRow("manager", 0, 0.3, 0.5, 0.4, 0.2), hubCost{FanOutAPIServerCPU: 1.2, FanOutEtcdCPU: 0.3, FanOutDBGrowth: 500000, WorkBytes: 4500, WorkBytesWithStatus: 9000}),
 			},
 			want: []string{
-				"| N = 100 | limit plain | 1500 | 1.00× | 3000 | 2000 | 0.50 | 5.00 | 1.00 |",
-				"| N = 100 | manager | 4500 | 3.00× | 9000 | 5000 | 1.20 | 12.00 | 3.00 |",
+				"| N = 100 | limit plain | 1500 | 1.00× | 3000 | 2000 | 0.50 | 5.00 | 3.00 | 1.00 |",
+				"| N = 100 | manager | 4500 | 3.00× | 9000 | 5000 | 1.20 | 12.00 | 12.00 | 3.00 |",
 				"| N = 100 | limit plain | 300 | 400 | 100 | 150 | 64.0 | 1.5 | 1.0 |",
 			},
 			not: []string{"| N = 100 | manager | — |"},
@@ -100,7 +101,7 @@ func TestHubTables(t *testing.T) {
 				withHub(runRow("manager", 2, 0.3, 0.5, 0.4, 0.2), hubCost{FanOutAPIServerCPU: 3.0, WorkBytes: 4000, End: &hubSample{}}),
 				withHub(runRow("manager", 3, 0.3, 0.5, 0.4, 0.2), hubCost{FanOutAPIServerCPU: 2.0, WorkBytes: 4000, End: &hubSample{}}),
 			},
-			want: []string{"| N = 100 | manager | 4000 | — | — | — | 2.00 | 20.00 | 0.00 |", "| N = 100 | manager | 300 | 400 | 100 | 150 | 64.0 | 1.5 | — |"},
+			want: []string{"| N = 100 | manager | 4000 | — | — | — | 2.00 | 20.00 | 20.00 | 0.00 |", "| N = 100 | manager | 300 | 400 | 100 | 150 | 64.0 | 1.5 | — |"},
 			not:  []string{"| N = 100 | manager | — | — |"},
 		},
 	}

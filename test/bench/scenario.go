@@ -84,6 +84,8 @@ type bench struct {
 	dir         string
 	steady      time.Duration
 	timeout     func(works int) time.Duration
+	// atRest is the hub's CPU per second with no contender running (hubcost.go).
+	atRest hubRates
 	// agents is how long the last rollUp's status writes took to return, agentRetries how many it resent.
 	agents       time.Duration
 	agentRetries int64

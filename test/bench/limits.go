@@ -134,11 +134,13 @@ func (b *bench) limitUpdate(ctx context.Context, r *row, group string, clusters 
 	return s
 }
 
-// withSpec is cur with want's spec and want's annotations (the spec hash) set, without managedFields (the API
-// server keeps them; the manager's cache holds none either).
+// withSpec is cur with want's spec and want's annotations (the spec hash) set, without managedFields and status:
+// an update of the work keeps both as they are, so the leanest client does not send them (the manager's cache
+// holds no managedFields and a trimmed status).
 func withSpec(cur, want *workv1.ManifestWork) *workv1.ManifestWork {
 	out := cur.DeepCopy()
 	out.ManagedFields = nil
+	out.Status = workv1.ManifestWorkStatus{}
 	out.Spec = *want.Spec.DeepCopy()
 	for k, v := range want.Annotations {
 		if out.Annotations == nil {

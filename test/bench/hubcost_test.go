@@ -3,8 +3,10 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
@@ -34,6 +36,29 @@ func TestParseEtcdDB(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Fatalf("parseEtcdDB = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestQuietest(t *testing.T) {
+	at := func(sec float64, api, etcd float64) hubSample {
+		return hubSample{At: time.Unix(1000, 0).Add(time.Duration(sec * float64(time.Second))), APIServer: procStats{CPU: api}, Etcd: procStats{CPU: etcd}}
+	}
+	cases := map[string]struct {
+		in   []hubSample
+		want hubRates
+	}{
+		"no window":                  {in: []hubSample{at(0, 1, 1)}, want: hubRates{}},
+		"one window":                 {in: []hubSample{at(0, 1, 1), at(2, 1.5, 1.1)}, want: hubRates{APIServer: 0.25, Etcd: 0.05}},
+		"busy first, quiet after":    {in: []hubSample{at(0, 1, 1), at(1, 1.25, 1.01), at(2, 1.26, 1.02), at(3, 1.5, 1.03)}, want: hubRates{APIServer: 0.01, Etcd: 0.01}},
+		"a window of no time is not": {in: []hubSample{at(0, 1, 1), at(0, 1, 1), at(1, 1.5, 1)}, want: hubRates{APIServer: 0.5}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := quietest(tc.in)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+				t.Fatalf("quietest (-want +got):\n%s", diff)
 			}
 		})
 	}

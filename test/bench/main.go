@@ -196,7 +196,7 @@ func run(ctx context.Context, cfg config) int {
 		}
 		logf("fleet: %d clusters (namespace and available ManagedCluster each), %.1fs", to, time.Since(start).Seconds())
 		res.SetupNotes = append(res.SetupNotes, fmt.Sprintf("pool grown to %d clusters in %.1f s", to, time.Since(start).Seconds()))
-		b.measureAtRest(ctx, 2*time.Second)
+		b.measureAtRest(ctx, 4*time.Second)
 		runs := 1
 		if n <= cfg.repeatUpTo {
 			runs = cfg.repeats

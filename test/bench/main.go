@@ -206,6 +206,7 @@ func run(ctx context.Context, cfg config) int {
 		}
 		logf("fleet: %d clusters (namespace and available ManagedCluster each), %.1fs", to, time.Since(start).Seconds())
 		res.SetupNotes = append(res.SetupNotes, fmt.Sprintf("pool grown to %d clusters in %.1f s", to, time.Since(start).Seconds()))
+		b.measureAtRest(ctx, 4*time.Second)
 		runs := 1
 		if n <= cfg.repeatUpTo {
 			runs = cfg.repeats
@@ -226,10 +227,11 @@ func run(ctx context.Context, cfg config) int {
 				record(r)
 			}
 			if cfg.limit {
-				each(b.runLimit(ctx, n, 0))
+				each(b.runLimit(ctx, n, 0, false))
+				each(b.runLimit(ctx, n, 0, true))
 			}
 			for _, k := range cfg.limitParallel {
-				each(b.runLimit(ctx, n, k))
+				each(b.runLimit(ctx, n, k, false))
 			}
 			for _, c := range contenders {
 				if ctx.Err() == nil {

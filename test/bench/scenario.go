@@ -46,7 +46,7 @@ type row struct {
 	FanOut *step `json:"fanOut,omitempty"`
 	// CreatesReturned is, for the limit, when the last create returned (FanOut is when the watch saw the last).
 	CreatesReturned float64 `json:"createsReturned,omitempty"`
-	// Retries counts the limit's creates that failed and were sent again.
+	// Retries counts the limit's creates and updates that failed and were sent again.
 	Retries int   `json:"retries,omitempty"`
 	RollUp  *step `json:"rollUp,omitempty"`
 	Update  *step `json:"update,omitempty"`
@@ -64,6 +64,9 @@ type row struct {
 	// Reconciles and ReconcileSeconds come from the manager's controller-runtime metrics.
 	Reconciles       float64 `json:"reconciles,omitempty"`
 	ReconcileSeconds float64 `json:"reconcileSeconds,omitempty"`
+
+	// Hub is what the row cost kube-apiserver and etcd, and the size of its works (hubcost.go).
+	Hub *hubCost `json:"hub,omitempty"`
 
 	LoadStart string   `json:"loadStart"`
 	LoadEnd   string   `json:"loadEnd"`
@@ -83,6 +86,8 @@ type bench struct {
 	dir         string
 	steady      time.Duration
 	timeout     func(works int) time.Duration
+	// atRest is the hub's CPU per second with no contender running (hubcost.go).
+	atRest hubRates
 	// agents is how long the last rollUp's status writes took to return, agentRetries how many it resent.
 	agents       time.Duration
 	agentRetries int64
@@ -176,6 +181,7 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 		r.CPU, r.HWM = r.CPU+st.CPU, max(r.HWM, st.HWM)
 		b.settleAudit(ctx, time.Now())
 		r.Total = b.audit.count(c.user(), rowStart, time.Now())
+		b.endCost(r)
 		r.LoadEnd = loadAvg()
 	}()
 	if err := b.warmUp(ctx, c, p, ns); err != nil {
@@ -183,12 +189,14 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 	}
 	group := c.group(j)
 
+	hub0 := b.sampleHub()
 	r.FanOut = b.stepRun(ctx, "fan-out", c.user(), p, func(start time.Time) (time.Duration, error) {
 		if err := c.create(ctx, j, n, "v1"); err != nil {
 			return 0, err
 		}
 		return b.works.wait(ctx, "fan-out", start, timeout, p.alive, expectOf(c, group, clusters, "v1"))
 	})
+	r.Hub = b.fanOutCost(ctx, hub0, b.sampleHub(), group)
 	if !r.FanOut.ok() {
 		return b.abandon(ctx, c, r, []job{j})
 	}
@@ -199,6 +207,7 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 	if !r.RollUp.ok() {
 		return b.abandon(ctx, c, r, []job{j})
 	}
+	b.statusBytes(ctx, r.Hub, group)
 	r.Update = b.stepRun(ctx, "update", c.user(), p, func(start time.Time) (time.Duration, error) {
 		if err := c.update(ctx, j, n, "v2"); err != nil {
 			return 0, err
@@ -288,17 +297,20 @@ func (b *bench) runMany(ctx context.Context, c contender, jobs, n, pool int) *ro
 		r.CPU, r.HWM = r.CPU+st.CPU, max(r.HWM, st.HWM)
 		b.settleAudit(ctx, time.Now())
 		r.Total = b.audit.count(c.user(), rowStart, time.Now())
+		b.endCost(r)
 		r.LoadEnd = loadAvg()
 	}()
 	if err := b.warmUp(ctx, c, p, ns); err != nil {
 		return fail(fmt.Errorf("warm-up: %w", err))
 	}
+	hub0 := b.sampleHub()
 	r.FanOut = b.stepRun(ctx, "fan-out", c.user(), p, func(start time.Time) (time.Duration, error) {
 		if err := parallel(jobs, 0, func(i int) error { return c.create(ctx, js[i], n, "v1") }); err != nil {
 			return 0, err
 		}
 		return b.works.wait(ctx, "fan-out", start, timeout, p.alive, expects...)
 	})
+	r.Hub = b.fanOutCost(ctx, hub0, b.sampleHub(), "")
 	if !r.FanOut.ok() {
 		return b.abandon(ctx, c, r, js)
 	}
@@ -470,27 +482,25 @@ func (b *bench) scrape(p *process, r *row) {
 }
 
 // runLimit creates the works of an n-cluster job with the limit client, inFlight at once (0: all at once,
-// the limit proper), and deletes them.
-func (b *bench) runLimit(ctx context.Context, n, inFlight int) *row {
-	name := "limit"
-	if inFlight > 0 {
-		name = fmt.Sprintf("limit-%d", inFlight)
-	}
+// the limit proper), updates them once the agents reported them (limitUpdate), and deletes them. The works
+// are the manager's, or with plain those of OCM's ManifestWorkReplicaSet without feedback rules.
+func (b *bench) runLimit(ctx context.Context, n, inFlight int, plain bool) *row {
+	name, id, shape := limitJob(n, inFlight, plain)
 	r := &row{Contender: name, Kind: "clusters", N: n, Jobs: 1, Works: n, LoadStart: loadAvg()}
 	logf("%s, %d clusters", name, n)
 	rowStart := time.Now()
-	id := fmt.Sprintf("n%d-p%d", n, inFlight)
 	clusters := names(0, n)
-	works := limitWorks(id, clusters, "v1")
+	works := shape(id, clusters, "v1")
 	group := "limit:" + id
 	noProc := &process{}
 	var retries atomic.Int64
 	// Warm up the limit client's connection and the API server's ManifestWork write path, as the contenders'
 	// warm-up jobs do.
-	warm := limitWorks(id+"-warm-up", names(0, 1), "v1")[0]
+	warm := shape(id+"-warm-up", names(0, 1), "v1")[0]
 	if err := b.limitClient.Create(ctx, warm); err == nil {
 		_ = b.limitClient.Delete(ctx, warm)
 	}
+	hub0 := b.sampleHub()
 	r.FanOut = b.stepRun(ctx, "fan-out", userLimit, nil, func(start time.Time) (time.Duration, error) {
 		// A create the API server drops (unbounded parallelism can overrun it) is sent again, as any client
 		// would; the retries are counted.
@@ -514,6 +524,10 @@ func (b *bench) runLimit(ctx context.Context, n, inFlight int) *row {
 		}
 		return b.works.wait(ctx, "fan-out", start, b.timeout(n), noProc.alive, newExpect(group, clusters, "v1", replicasPerCluster))
 	})
+	r.Hub = b.fanOutCost(ctx, hub0, b.sampleHub(), group)
+	if r.FanOut.ok() {
+		r.Update = b.limitUpdate(ctx, r, group, clusters, inFlight, shape(id, clusters, "v2"))
+	}
 	r.Delete = b.stepRun(ctx, "delete", userLimit, nil, func(start time.Time) (time.Duration, error) {
 		if err := parallel(len(works), inFlight, func(i int) error { return client.IgnoreNotFound(b.limitClient.Delete(ctx, works[i])) }); err != nil {
 			return 0, err
@@ -523,11 +537,15 @@ func (b *bench) runLimit(ctx context.Context, n, inFlight int) *row {
 	if !r.FanOut.ok() {
 		r.Errors = append(r.Errors, r.FanOut.Err)
 	}
+	if !r.Update.ok() && r.Update != nil {
+		r.Errors = append(r.Errors, r.Update.Err)
+	}
 	if !r.Delete.ok() {
 		r.Errors = append(r.Errors, r.Delete.Err)
 	}
 	b.settleAudit(ctx, time.Now())
 	r.Total = b.audit.count(userLimit, rowStart, time.Now())
+	b.endCost(r)
 	r.LoadEnd = loadAvg()
 	return r
 }

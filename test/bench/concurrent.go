@@ -33,97 +33,29 @@ func percentile(xs []float64, p float64) float64 {
 // status, as works in use do), then every job's template changed at the same moment (the rollout, timed per
 // job), then delete.
 func (b *bench) runConcurrent(ctx context.Context, c contender, jobs, n, pool int) *row {
-	r := &row{Contender: c.title(), Kind: "concurrent", N: n, Jobs: jobs, Works: jobs * n, LoadStart: loadAvg()}
-	logf("%s, concurrent rollout of %d jobs x %d clusters", c.title(), jobs, n)
-	rowStart := time.Now()
-	ns := fmt.Sprintf("bench-%s-concurrent", slug(c.title()))
-	fail := func(err error) *row {
-		r.Errors = append(r.Errors, err.Error())
-		logf("  FAILED: %v", err)
-		return r
-	}
-	if err := ensureNamespace(ctx, b.h.harness, ns); err != nil {
-		return fail(err)
-	}
-	js := make([]job, jobs)
-	groups := make([]string, jobs)
-	clusters := make([][]string, jobs)
-	err := parallel(jobs, 50, func(i int) error {
-		js[i] = job{ns: ns, name: fmt.Sprintf("rollout-%03d", i), placement: fmt.Sprintf("rollout-%03d", i)}
-		clusters[i] = make([]string, n)
-		for k := range clusters[i] {
-			clusters[i][k] = clusterName((i*n+k)%pool + 1)
+	return b.runJobs(ctx, c, "concurrent", jobs, n, pool, func(p *process, r *row, js []job, expects func(string) []expect, _ string, timeout time.Duration) (*process, bool) {
+		ro := &rollout{}
+		r.Update = b.stepRun(ctx, "concurrent rollout", c.user(), p, func(start time.Time) (time.Duration, error) {
+			// Every update at once: the harness's client has no rate limit.
+			if err := parallel(jobs, 0, func(i int) error { return c.update(ctx, js[i], n, "v2") }); err != nil {
+				return 0, err
+			}
+			ro.PatchesReturned = time.Since(start).Seconds()
+			times, err := b.works.waitEach(ctx, "concurrent rollout", start, timeout, p.alive, expects("v2"))
+			ro.Seconds = times
+			if err != nil {
+				return 0, err
+			}
+			return time.Duration(percentile(times, 100) * float64(time.Second)), nil
+		})
+		r.Rollout = ro
+		if !r.Update.ok() {
+			return p, false
 		}
-		groups[i] = c.group(js[i])
-		return placeClusters(ctx, b.h.harness, ns, js[i].placement, clusters[i])
-	})
-	if err != nil {
-		return fail(err)
-	}
-	expects := func(version string) []expect {
-		es := make([]expect, jobs)
-		for i := range js {
-			es[i] = expectOf(c, groups[i], clusters[i], version)
-		}
-		return es
-	}
-	timeout := b.timeout(jobs * n)
-	p, err := c.start(b.dir)
-	if err != nil {
-		return fail(err)
-	}
-	defer func() {
-		st := p.stop()
-		r.CPU, r.HWM = r.CPU+st.CPU, max(r.HWM, st.HWM)
-		b.settleAudit(ctx, time.Now())
-		r.Total = b.audit.count(c.user(), rowStart, time.Now())
-		r.LoadEnd = loadAvg()
-	}()
-	if err := b.warmUp(ctx, c, p, ns); err != nil {
-		return fail(fmt.Errorf("warm-up: %w", err))
-	}
-	r.FanOut = b.stepRun(ctx, "fan-out", c.user(), p, func(start time.Time) (time.Duration, error) {
-		if err := parallel(jobs, 0, func(i int) error { return c.create(ctx, js[i], n, "v1") }); err != nil {
-			return 0, err
-		}
-		return b.works.wait(ctx, "fan-out", start, timeout, p.alive, expects("v1")...)
-	})
-	if !r.FanOut.ok() {
-		return b.abandon(ctx, c, r, js)
-	}
-	r.RollUp = b.stepRun(ctx, "roll-up", c.user(), p, func(start time.Time) (time.Duration, error) {
-		return b.rollUp(ctx, p, ns, groups, n, jobs, start, timeout)
-	})
-	r.RollUp.Agents, r.RollUp.AgentRetries = b.agents.Seconds(), b.agentRetries
-	if !r.RollUp.ok() {
-		return b.abandon(ctx, c, r, js)
-	}
-	ro := &rollout{}
-	r.Update = b.stepRun(ctx, "concurrent rollout", c.user(), p, func(start time.Time) (time.Duration, error) {
-		// Every update at once: the harness's client has no rate limit.
-		if err := parallel(jobs, 0, func(i int) error { return c.update(ctx, js[i], n, "v2") }); err != nil {
-			return 0, err
-		}
-		ro.PatchesReturned = time.Since(start).Seconds()
-		times, err := b.works.waitEach(ctx, "concurrent rollout", start, timeout, p.alive, expects("v2"))
-		ro.Seconds = times
-		if err != nil {
-			return 0, err
-		}
-		return time.Duration(percentile(times, 100) * float64(time.Second)), nil
-	})
-	r.Rollout = ro
-	if r.Update.ok() {
 		logf("  concurrent rollout: p50 %.2fs, p90 %.2fs, max %.2fs over %d jobs (updates returned after %.2fs)",
 			percentile(ro.Seconds, 50), percentile(ro.Seconds, 90), percentile(ro.Seconds, 100), jobs, ro.PatchesReturned)
-	} else {
-		return b.abandon(ctx, c, r, js)
-	}
-	r.Delete = b.stepRun(ctx, "delete", c.user(), p, func(start time.Time) (time.Duration, error) {
-		return b.remove(ctx, c, p, js, start, timeout)
+		return p, true
 	})
-	b.scrape(p, r)
-	return r
 }
 
 // waitEach waits until every expectation holds and returns, for each, the time from start to the moment it

@@ -258,10 +258,21 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 
 // runMany runs fan-out, roll-up, steady state and delete for the given number of jobs of n clusters each.
 func (b *bench) runMany(ctx context.Context, c contender, jobs, n, pool int) *row {
-	r := &row{Contender: c.title(), Kind: "many", N: n, Jobs: jobs, Works: jobs * n, LoadStart: loadAvg()}
-	logf("%s, %d jobs x %d clusters", c.title(), jobs, n)
+	return b.runJobs(ctx, c, "many", jobs, n, pool, func(p *process, r *row, _ []job, _ func(string) []expect, ns string, _ time.Duration) (*process, bool) {
+		b.steadyState(ctx, c, p, r)
+		return b.afterSteady(ctx, c, p, r, ns, jobs), true
+	})
+}
+
+// runJobs runs a row of the given kind ("many", "concurrent") of jobs of n clusters each (cluster (i·n+k) mod
+// pool of job i): fan-out, roll-up, then middle with the running contender (which returns the process that
+// runs on, and false when the row is abandoned), then delete.
+func (b *bench) runJobs(ctx context.Context, c contender, kind string, jobs, n, pool int,
+	middle func(p *process, r *row, js []job, expects func(version string) []expect, ns string, timeout time.Duration) (*process, bool)) *row {
+	r := &row{Contender: c.title(), Kind: kind, N: n, Jobs: jobs, Works: jobs * n, LoadStart: loadAvg()}
+	logf("%s, %s: %d jobs x %d clusters", c.title(), kind, jobs, n)
 	rowStart := time.Now()
-	ns := fmt.Sprintf("bench-%s-many", slug(c.title()))
+	ns := fmt.Sprintf("bench-%s-%s", slug(c.title()), kind)
 	fail := func(err error) *row {
 		r.Errors = append(r.Errors, err.Error())
 		logf("  FAILED: %v", err)
@@ -271,20 +282,26 @@ func (b *bench) runMany(ctx context.Context, c contender, jobs, n, pool int) *ro
 		return fail(err)
 	}
 	js := make([]job, jobs)
-	expects := make([]expect, jobs)
 	groups := make([]string, jobs)
+	clusters := make([][]string, jobs)
 	err := parallel(jobs, 50, func(i int) error {
-		js[i] = job{ns: ns, name: fmt.Sprintf("many-%03d", i), placement: fmt.Sprintf("many-%03d", i)}
-		clusters := make([]string, n)
-		for k := range clusters {
-			clusters[k] = clusterName((i*n+k)%pool + 1)
+		js[i] = job{ns: ns, name: fmt.Sprintf("%s-%03d", kind, i), placement: fmt.Sprintf("%s-%03d", kind, i)}
+		clusters[i] = make([]string, n)
+		for k := range clusters[i] {
+			clusters[i][k] = clusterName((i*n+k)%pool + 1)
 		}
 		groups[i] = c.group(js[i])
-		expects[i] = expectOf(c, groups[i], clusters, "v1")
-		return placeClusters(ctx, b.h.harness, ns, js[i].placement, clusters)
+		return placeClusters(ctx, b.h.harness, ns, js[i].placement, clusters[i])
 	})
 	if err != nil {
 		return fail(err)
+	}
+	expects := func(version string) []expect {
+		es := make([]expect, jobs)
+		for i := range js {
+			es[i] = expectOf(c, groups[i], clusters[i], version)
+		}
+		return es
 	}
 	timeout := b.timeout(jobs * n)
 	p, err := c.start(b.dir)
@@ -308,7 +325,7 @@ func (b *bench) runMany(ctx context.Context, c contender, jobs, n, pool int) *ro
 		if err := parallel(jobs, 0, func(i int) error { return c.create(ctx, js[i], n, "v1") }); err != nil {
 			return 0, err
 		}
-		return b.works.wait(ctx, "fan-out", start, timeout, p.alive, expects...)
+		return b.works.wait(ctx, "fan-out", start, timeout, p.alive, expects("v1")...)
 	})
 	r.Hub = b.fanOutCost(ctx, hub0, b.sampleHub(), "")
 	if !r.FanOut.ok() {
@@ -321,8 +338,10 @@ func (b *bench) runMany(ctx context.Context, c contender, jobs, n, pool int) *ro
 	if !r.RollUp.ok() {
 		return b.abandon(ctx, c, r, js)
 	}
-	b.steadyState(ctx, c, p, r)
-	p = b.afterSteady(ctx, c, p, r, ns, jobs)
+	var ok bool
+	if p, ok = middle(p, r, js, expects, ns, timeout); !ok {
+		return b.abandon(ctx, c, r, js)
+	}
 	r.Delete = b.stepRun(ctx, "delete", c.user(), p, func(start time.Time) (time.Duration, error) {
 		return b.remove(ctx, c, p, js, start, timeout)
 	})

@@ -30,16 +30,10 @@ func (o writeOp) written(now time.Time) *workv1.ManifestWork {
 	if o.existing == nil {
 		return o.desired
 	}
-	o.stampUpdatedAt(now)
-	return manifestwork.Merge(o.existing, o.desired)
-}
-
-// stampUpdatedAt sets updatedAt on the desired work when the write brings a new template; an adopted create
-// needs it too, since the work it updates was created earlier.
-func (o writeOp) stampUpdatedAt(now time.Time) {
 	if o.templateChange {
 		o.desired.Annotations[workv1alpha1.AnnotationUpdatedAt] = now.UTC().Format(time.RFC3339)
 	}
+	return manifestwork.Merge(o.existing, o.desired)
 }
 
 // writePlan is what the desired state asks of the ManifestWorks.

@@ -216,10 +216,8 @@ func (s *Interpreters) ManifestConfigs(manifests []template.Manifest, user []wor
 // withRetainedFields asks the agent to apply the resource server-side and to leave the retained fields as the
 // cluster changed them (OCM's ignoreFields, OnSpokeChange), unless the user set an update strategy for it.
 func withRetainedFields(out []workv1.ManifestConfigOption, id workv1.ResourceIdentifier, paths []string) []workv1.ManifestConfigOption {
-	for i := range out {
-		if matches(out[i].ResourceIdentifier, id) && out[i].UpdateStrategy != nil {
-			return out
-		}
+	if updateStrategyOf(id, out) != nil {
+		return out
 	}
 	strategy := &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply, ServerSideApply: &workv1.ServerSideApplyConfig{
 		IgnoreFields: []workv1.IgnoreField{{Condition: workv1.IgnoreFieldsConditionOnSpokeChange, JSONPaths: slices.Clone(paths)}},

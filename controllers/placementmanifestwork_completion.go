@@ -149,10 +149,7 @@ func strayWorks(obs *observation) bool {
 // runBeforeWrites judges the run from the works as they are before this reconcile's writes: a cluster counts
 // only when its work carries the current template.
 func runBeforeWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation) run {
-	base := obs.desired.inputs
-	if base == nil {
-		base = newManifestInputs(obs.kinds, obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
-	}
+	base := obs.healthInputs(pmw)
 	return judgeRun(obs.clusters, base.base, strayWorks(obs), func(c string) (health.ClusterResult, []health.ManifestInput, bool) {
 		r, ok := obs.current[c]
 		if !ok || !manifestwork.CarriesTemplate(obs.owned[c], obs.clusterTemplateHash(c)) {

@@ -466,8 +466,10 @@ type desired struct {
 	builder        *manifestwork.Builder
 	templateHash   string
 	templateHashes map[string]string
-	// inputs are the current template's manifest inputs for health, per set of shares.
-	inputs *manifestInputs
+	// inputs are the current template's manifest inputs for health, per set of shares, judged with the
+	// manifestConfigs of inputsFor, the PlacementManifestWork the desired state was computed for.
+	inputs    *manifestInputs
+	inputsFor *workv1alpha1.PlacementManifestWork
 	// current is the health of each cluster's work before this reconcile's writes.
 	current map[string]health.ClusterResult
 	// failoverEvaluated is set when failover applies and was evaluated in this reconcile.

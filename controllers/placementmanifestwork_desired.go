@@ -39,7 +39,7 @@ func desiredState(pmw *workv1alpha1.PlacementManifestWork, in *inputs, mem remem
 		return d, nil, 0, err
 	}
 	d.templateHash, d.templateHashes = templateHashes(pmw, in, d.builder.TemplateHash())
-	d.inputs = newManifestInputs(in.kinds, in.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs)
+	d.inputs, d.inputsFor = newManifestInputs(in.kinds, in.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs), pmw
 	d.current = clusterHealth(d.inputs, in, d.clusterTemplateHash)
 	recheck := in.scoresExpire
 	if policy, ok := failoverPolicy(pmw); ok {

@@ -57,6 +57,16 @@ func newManifestInputs(kinds *health.Interpreters, manifests []template.Manifest
 	return &manifestInputs{base: kinds.Inputs(manifests, configs), byShares: map[string][]health.ManifestInput{}}
 }
 
+// healthInputs are the template's manifest inputs judged with tpl's manifestConfigs: the desired state's when
+// tpl is the PlacementManifestWork it was computed for, made now otherwise (a rollback judges by the completed
+// revision's configs; a status without a desired state has none).
+func (obs *observation) healthInputs(tpl *workv1alpha1.PlacementManifestWork) *manifestInputs {
+	if obs.desired.inputs != nil && obs.inputsFor == tpl {
+		return obs.desired.inputs
+	}
+	return newManifestInputs(obs.kinds, obs.template, tpl.Spec.ManifestWorkTemplate.ManifestConfigs)
+}
+
 // withShares is withShares(base, shares), made once per distinct set of shares.
 func (m *manifestInputs) withShares(shares map[string]int32) []health.ManifestInput {
 	if len(shares) == 0 {

@@ -41,10 +41,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	if obs.rollout.failure.rollingBack && obs.completed != nil {
 		tpl = obs.completed.pmw
 	}
-	base := obs.desired.inputs
-	if base == nil || tpl != pmw {
-		base = newManifestInputs(obs.kinds, obs.template, tpl.Spec.ManifestWorkTemplate.ManifestConfigs)
-	}
+	base := obs.healthInputs(tpl)
 	outcomes := make([]status.ClusterOutcome, 0, len(clusters))
 	conflicted := make(map[string]bool, len(obs.conflicts))
 	for _, c := range obs.conflicts {

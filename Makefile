@@ -154,10 +154,17 @@ BENCH_STEADY ?= 60s
 BENCH_ARGS ?=
 
 .PHONY: bench
-bench: ## Benchmark the manager at fleet scale beside the API server's limit and OCM's ManifestWorkReplicaSet controller (about 45 min; BENCH_SIZES=100,1000,5000 BENCH_MANY=500x20); writes bin/bench/results.{md,json} and docs/performance.png.
+bench: ## Benchmark the manager at fleet scale beside the API server's limit and OCM's ManifestWorkReplicaSet controller (about 45 min; BENCH_SIZES=100,1000,5000 BENCH_MANY=500x20); writes bin/bench/results.{md,json} and the plots (bench-plot).
 	CGO_ENABLED=0 go build -trimpath -o bin/manager ./cmd
 	ocm="$$(hack/ocm-binaries.sh work)" && KUBEBUILDER_ASSETS="$$(hack/kube-binaries.sh)" go run ./test/bench -sizes=$(BENCH_SIZES) -many=$(BENCH_MANY) -steady=$(BENCH_STEADY) -manager=bin/manager -ocm-work="$$ocm/work" -out=bin/bench $(BENCH_ARGS)
-	cd test/bench/plot && go run . -in ../../../bin/bench/results.json -out ../../../docs/performance.png
+	$(MAKE) bench-plot
+
+BENCH_RESULTS ?= bin/bench/results.json
+
+.PHONY: bench-plot
+bench-plot: ## Draw docs/performance.png (fan-out), performance-memory.png and performance-update.png from BENCH_RESULTS: results.json files, comma-separated, merged by contender and clusters (the later file wins).
+	cd test/bench/plot && go build -o ../../../bin/bench-plot .
+	bin/bench-plot -in $(BENCH_RESULTS) -dir docs
 
 .PHONY: bench-smoke
 bench-smoke: ## The benchmark's smallest rows only (100 clusters, 20 PMWs x 5 with a restart each, a concurrent rollout of 5 PMWs x 20, no peer, 10 s steady state): checks that it completes, not how fast (what CI runs).

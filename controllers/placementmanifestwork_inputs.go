@@ -31,6 +31,7 @@ import (
 // not its UID belong to someone else and are left out.
 func (r *PlacementManifestWorkReconciler) ownedWorks(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork) (map[string]*workv1.ManifestWork, error) {
 	list := &workv1.ManifestWorkList{}
+	ownership := manifestwork.OwnershipOf(pmw)
 	// The works are only read (an update writes a copy), so the cache's objects are not copied: at thousands of
 	// clusters the copies would dominate each reconcile.
 	if err := r.reader().List(ctx, list, client.UnsafeDisableDeepCopy, client.MatchingLabels{
@@ -41,7 +42,7 @@ func (r *PlacementManifestWorkReconciler) ownedWorks(ctx context.Context, pmw *w
 	owned := make(map[string]*workv1.ManifestWork, len(list.Items))
 	for i := range list.Items {
 		w := &list.Items[i]
-		if manifestwork.IsOwnedBy(w, pmw) {
+		if ownership.Owns(w) {
 			owned[w.Namespace] = w
 		}
 	}

@@ -58,9 +58,10 @@ func (r *Reconciler) readHub(ctx context.Context, pmw *workv1alpha1.PlacementMan
 	}); err != nil {
 		return v, fmt.Errorf("list the works: %w", err)
 	}
+	ownership := manifestwork.OwnershipOf(pmw)
 	for i := range works.Items {
 		w := &works.Items[i]
-		if manifestwork.IsOwnedBy(w, pmw) {
+		if ownership.Owns(w) {
 			v.works[w.Namespace] = w
 			v.carried[w.Namespace] = carried[w.Annotations[workv1alpha1.AnnotationTemplateHash]]
 		}

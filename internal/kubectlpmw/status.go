@@ -101,8 +101,9 @@ func readStatus(ctx context.Context, h *hub, key types.NamespacedName) (StatusIn
 	switch {
 	case err == nil:
 		in.WorksKnown = true
+		ownership := manifestwork.OwnershipOf(pmw)
 		for i := range works.Items {
-			if manifestwork.IsOwnedBy(&works.Items[i], pmw) {
+			if ownership.Owns(&works.Items[i]) {
 				in.Works = append(in.Works, works.Items[i])
 			}
 		}

@@ -142,10 +142,26 @@ func Shares(work *workv1.ManifestWork) map[string]int32 {
 
 // IsOwnedBy reports whether work belongs to pmw: it carries pmw's label, owner annotation and UID.
 func IsOwnedBy(work *workv1.ManifestWork, pmw *workv1alpha1.PlacementManifestWork) bool {
+	return OwnershipOf(pmw).Owns(work)
+}
+
+// Ownership is what a work of one PlacementManifestWork carries to be its own, computed once for many works
+// (the label value is hashed when long).
+type Ownership struct {
+	label, owner, uid string
+}
+
+// OwnershipOf returns pmw's Ownership.
+func OwnershipOf(pmw *workv1alpha1.PlacementManifestWork) Ownership {
 	owner := Owner(pmw)
-	return work.Labels[workv1alpha1.LabelPlacementManifestWork] == OwnerLabelValue(owner) &&
-		work.Annotations[workv1alpha1.AnnotationOwner] == owner.String() &&
-		work.Annotations[workv1alpha1.AnnotationOwnerUID] == string(pmw.UID)
+	return Ownership{label: OwnerLabelValue(owner), owner: owner.String(), uid: string(pmw.UID)}
+}
+
+// Owns reports whether work carries the label, owner annotation and UID of o's PlacementManifestWork.
+func (o Ownership) Owns(work *workv1.ManifestWork) bool {
+	return work.Labels[workv1alpha1.LabelPlacementManifestWork] == o.label &&
+		work.Annotations[workv1alpha1.AnnotationOwner] == o.owner &&
+		work.Annotations[workv1alpha1.AnnotationOwnerUID] == o.uid
 }
 
 // OwnerOf returns the PlacementManifestWork a ManifestWork names as its owner.

@@ -17,6 +17,16 @@ import (
 // PlacementManifestWork for longer.
 const expectationTTL = 30 * time.Second
 
+// A PlacementManifestWork whose reconcile took at least paceFrom is not reconciled again for as long as that
+// reconcile took, up to paceAtMost: while thousands of agents report, each report wakes it, and reconciling
+// back to back would spend a core on recomputing every work, taking it from the API server the agents and
+// writes need. A reconcile's result then waits at most one reconcile's time more; a small PlacementManifestWork
+// (a reconcile of a few milliseconds) is never held.
+const (
+	paceFrom   = 50 * time.Millisecond
+	paceAtMost = time.Second
+)
+
 // memory is everything the manager keeps of each PlacementManifestWork between reconciles, in one place with
 // one forget (called when a PlacementManifestWork is finalized or found gone). None of it is on the API
 // server, so a restart loses it; each part says what that costs.
@@ -62,6 +72,8 @@ type pmwMemory struct {
 	// the status after a restart.
 	failure      failureRecord
 	failureKnown bool
+	// quietUntil is when the next reconcile may start (see paceFrom). A restart starts unpaced.
+	quietUntil time.Time
 }
 
 // get returns the PlacementManifestWork's memory, creating it; the caller holds mu.
@@ -82,6 +94,30 @@ func (m *memory) forget(key types.NamespacedName) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.byPMW, key)
+}
+
+// reconciled records a reconcile that took took and ended at now, holding the next one back for as long (see
+// paceFrom); a short one holds nothing back. It creates no memory: a PlacementManifestWork forgotten by this
+// reconcile stays forgotten.
+func (m *memory) reconciled(key types.NamespacedName, took time.Duration, now time.Time) {
+	if took < paceFrom {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p, ok := m.byPMW[key]; ok {
+		p.quietUntil = now.Add(min(took, paceAtMost))
+	}
+}
+
+// paced returns how long the PlacementManifestWork's next reconcile is still held back; zero when it may run.
+func (m *memory) paced(key types.NamespacedName, now time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p, ok := m.byPMW[key]; ok && now.Before(p.quietUntil) {
+		return p.quietUntil.Sub(now)
+	}
+	return 0
 }
 
 // generationSeen records when a generation was first seen.

@@ -87,6 +87,13 @@ type PlacementManifestWorkReconciler struct {
 // Reconcile brings one PlacementManifestWork's ManifestWorks and status in line with its spec and placement.
 func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
+	// Pacing is in the machine's time, not r.now(): it is about the CPU a reconcile takes.
+	start := time.Now()
+	if wait := r.memory.paced(req.NamespacedName, start); wait > 0 {
+		// The events that woke it are taken up by the reconcile after the wait, which reads the cache as it is then.
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	defer func() { r.memory.reconciled(req.NamespacedName, time.Since(start), time.Now()) }()
 	pmw := &workv1alpha1.PlacementManifestWork{}
 	if err := r.Get(ctx, req.NamespacedName, pmw); err != nil {
 		if apierrors.IsNotFound(err) {

@@ -4,6 +4,7 @@ package main
 import (
 	"flag"
 	"os"
+	"runtime/debug"
 
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -15,7 +16,15 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/fleet"
 )
 
+// defaultGCPercent is the manager's GOGC unless the environment sets one: the Go runtime lets the heap grow to
+// twice what is live before collecting (100), so a burst of reports or writes doubled the manager's memory
+// over its steady state; at 50 the peak stays within about 1.5 times, for a few percent more CPU.
+const defaultGCPercent = 50
+
 func main() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 	var (
 		metricsAddr, probeAddr string
 		pprofAddr              string

@@ -96,7 +96,7 @@ func (m *memory) forget(key types.NamespacedName) {
 	delete(m.byPMW, key)
 }
 
-// reconciled records a reconcile that took took and ended at now, holding the next one back for as long (see
+// reconciled records a reconcile that ended at now after running for took, holding the next one back as long (see
 // paceFrom); a short one holds nothing back. It creates no memory: a PlacementManifestWork forgotten by this
 // reconcile stays forgotten.
 func (m *memory) reconciled(key types.NamespacedName, took time.Duration, now time.Time) {

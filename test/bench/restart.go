@@ -229,6 +229,9 @@ func (b *bench) afterSteady(ctx context.Context, c contender, p *process, r *row
 		return p
 	}
 	b.recovery.done[key] = true
+	// The row's reconciles so far are this process's, which is about to be killed: counted now, the rest from
+	// the process that runs the delete.
+	b.scrape(p, r)
 	timeout := b.timeout(r.Works)
 	if b.recovery.restart {
 		logf("  restart: SIGKILL, start again")

@@ -96,11 +96,12 @@ func (m *memory) forget(key types.NamespacedName) {
 	delete(m.byPMW, key)
 }
 
-// reconciled records a reconcile that ended at now after running for took, holding the next one back as long (see
-// paceFrom); a short one holds nothing back. It creates no memory: a PlacementManifestWork forgotten by this
-// reconcile stays forgotten.
-func (m *memory) reconciled(key types.NamespacedName, took time.Duration, now time.Time) {
-	if took < paceFrom {
+// reconciled records a reconcile that ended at now after running for took, holding the next one back as long
+// (see paceFrom). A short one holds nothing back, nor does a failed one: the queue's backoff spaces its
+// retries, and a hold would reset that backoff. It creates no memory: a PlacementManifestWork forgotten by
+// this reconcile stays forgotten.
+func (m *memory) reconciled(key types.NamespacedName, took time.Duration, failed bool, now time.Time) {
+	if took < paceFrom || failed {
 		return
 	}
 	m.mu.Lock()

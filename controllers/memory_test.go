@@ -215,15 +215,17 @@ func TestMemoryPacing(t *testing.T) {
 		name     string
 		known    bool // the PlacementManifestWork has memory (a reconcile of it recorded something)
 		took     time.Duration
+		failed   bool
 		at       time.Duration // when paced is asked, after the reconcile ended
 		wantHeld time.Duration
 	}{
-		{"a short reconcile holds nothing back", true, 10 * time.Millisecond, 0, 0},
-		{"a long one holds the next back for as long as it took", true, 300 * time.Millisecond, 0, 300 * time.Millisecond},
-		{"partly waited", true, 300 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond},
-		{"waited out", true, 300 * time.Millisecond, 300 * time.Millisecond, 0},
-		{"at most paceAtMost", true, 20 * time.Second, 0, paceAtMost},
-		{"a forgotten PlacementManifestWork stays forgotten", false, 300 * time.Millisecond, 0, 0},
+		{"a short reconcile holds nothing back", true, 10 * time.Millisecond, false, 0, 0},
+		{"a long one holds the next back for as long as it took", true, 300 * time.Millisecond, false, 0, 300 * time.Millisecond},
+		{"partly waited", true, 300 * time.Millisecond, false, 100 * time.Millisecond, 200 * time.Millisecond},
+		{"waited out", true, 300 * time.Millisecond, false, 300 * time.Millisecond, 0},
+		{"at most paceAtMost", true, 20 * time.Second, false, 0, paceAtMost},
+		{"a failed one leaves its retries to the queue's backoff", true, 300 * time.Millisecond, true, 0, 0},
+		{"a forgotten PlacementManifestWork stays forgotten", false, 300 * time.Millisecond, false, 0, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -231,7 +233,7 @@ func TestMemoryPacing(t *testing.T) {
 			if tc.known {
 				x.generationSeen(owner, 1, t0)
 			}
-			x.reconciled(owner, tc.took, t0)
+			x.reconciled(owner, tc.took, tc.failed, t0)
 			if got := x.paced(owner, t0.Add(tc.at)); got != tc.wantHeld {
 				t.Fatalf("paced = %v, want %v", got, tc.wantHeld)
 			}

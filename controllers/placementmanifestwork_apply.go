@@ -77,6 +77,10 @@ func (r *PlacementManifestWorkReconciler) apply(ctx context.Context, pmw *workv1
 			failed(o.cluster)
 			return fmt.Errorf("cluster %s: %w", o.cluster, err)
 		}
+		// Kept for the status as the cache would keep it: the API server's answer carries the manifests and
+		// managedFields, which at thousands of writes would double the reconcile's memory until it ends.
+		trimWork(result)
+		result.ManagedFields = nil
 		mu.Lock()
 		switch {
 		case o.existing == nil:
@@ -85,10 +89,6 @@ func (r *PlacementManifestWorkReconciler) apply(ctx context.Context, pmw *workv1
 			// An update the API server found to change nothing keeps the version and sends no event to wait for.
 			expected[o.cluster] = expectedWrite{staleVersion: o.existing.ResourceVersion}
 		}
-		// Kept for the status as the cache would keep it: the API server's answer carries the manifests and
-		// managedFields, which at thousands of writes would double the reconcile's memory until it ends.
-		trimWork(result)
-		result.ManagedFields = nil
 		obs.written[o.cluster] = result
 		if decided[o.cluster] {
 			obs.upToDate[o.cluster] = true

@@ -85,7 +85,7 @@ type PlacementManifestWorkReconciler struct {
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch;create;patch;delete
 
 // Reconcile brings one PlacementManifestWork's ManifestWorks and status in line with its spec and placement.
-func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
 	log := ctrl.LoggerFrom(ctx)
 	// Pacing is in the machine's time, not r.now(): it is about the CPU a reconcile takes.
 	start := time.Now()
@@ -93,7 +93,7 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 		// The events that woke it are taken up by the reconcile after the wait, which reads the cache as it is then.
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
-	defer func() { r.memory.reconciled(req.NamespacedName, time.Since(start), time.Now()) }()
+	defer func() { r.memory.reconciled(req.NamespacedName, time.Since(start), err != nil, time.Now()) }()
 	pmw := &workv1alpha1.PlacementManifestWork{}
 	if err := r.Get(ctx, req.NamespacedName, pmw); err != nil {
 		if apierrors.IsNotFound(err) {

@@ -115,31 +115,39 @@ func (r *PlacementManifestWorkReconciler) requestsFor(ctx context.Context, opts 
 	return out
 }
 
-// workEvents wakes a ManifestWork's PlacementManifestWork (byOwnerAnnotation), after its pace when it is held
-// back (memory.reconciled): thousands of agents' reports then wait in the queue as one, instead of each waking
-// a reconcile that only finds it is held.
+// workEvents wakes a ManifestWork's PlacementManifestWork (byOwnerAnnotation; on an update the old object's
+// too, whose owner may have changed), after its pace when it is held back (memory.reconciled): the agents'
+// reports that arrive during a hold then wait in the queue as one, instead of each waking a reconcile that
+// only finds it is held.
 func (r *PlacementManifestWorkReconciler) workEvents() handler.EventHandler {
-	enqueue := func(o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		for _, req := range byOwnerAnnotation(context.Background(), o) {
-			if wait := r.memory.paced(req.NamespacedName, time.Now()); wait > 0 {
-				q.AddAfter(req, wait)
-			} else {
-				q.Add(req)
+	enqueue := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], objects ...client.Object) {
+		seen := map[reconcile.Request]bool{}
+		for _, o := range objects {
+			for _, req := range byOwnerAnnotation(context.Background(), o) {
+				if seen[req] {
+					continue
+				}
+				seen[req] = true
+				if wait := r.memory.paced(req.NamespacedName, time.Now()); wait > 0 {
+					q.AddAfter(req, wait)
+				} else {
+					q.Add(req)
+				}
 			}
 		}
 	}
 	return handler.Funcs{
 		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.Object, q)
+			enqueue(q, e.Object)
 		},
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.ObjectNew, q)
+			enqueue(q, e.ObjectOld, e.ObjectNew)
 		},
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.Object, q)
+			enqueue(q, e.Object)
 		},
 		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.Object, q)
+			enqueue(q, e.Object)
 		},
 	}
 }

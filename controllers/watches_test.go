@@ -15,25 +15,34 @@ import (
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 )
 
+func ownedWork(owner types.NamespacedName) *workv1.ManifestWork {
+	return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-1", Name: "pmw-x",
+		Annotations: map[string]string{workv1alpha1.AnnotationOwner: owner.String()}}}
+}
+
+// hold holds the PlacementManifestWork's next reconcile back for d from now, as a reconcile that took d would.
+func hold(m *memory, owner types.NamespacedName, d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.get(owner).quietUntil = time.Now().Add(d)
+}
+
 // TestWorkEventsPaced: a work's event wakes its PlacementManifestWork at once, unless that one is held back by
 // a long reconcile; then the event waits in the queue for the hold's end instead of waking a reconcile early.
 func TestWorkEventsPaced(t *testing.T) {
 	owner := types.NamespacedName{Namespace: "ns", Name: "pmw"}
-	work := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-1", Name: "pmw-x",
-		Annotations: map[string]string{workv1alpha1.AnnotationOwner: owner.String()}}}
+	work := ownedWork(owner)
 	for _, tc := range []struct {
 		name string
-		took time.Duration // of the PlacementManifestWork's last reconcile, just ended
-		now  bool          // whether the request is in the queue at once
+		hold time.Duration
+		now  bool // whether the request is in the queue at once
 	}{
 		{"not held", 0, true},
-		{"a short reconcile holds nothing back", 10 * time.Millisecond, true},
-		{"held by a long reconcile", 300 * time.Millisecond, false},
+		{"held", 300 * time.Millisecond, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &PlacementManifestWorkReconciler{}
-			r.memory.generationSeen(owner, 1, time.Now())
-			r.memory.reconciled(owner, tc.took, time.Now())
+			hold(&r.memory, owner, tc.hold)
 			q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 			defer q.ShutDown()
 			r.workEvents().Update(context.Background(), event.UpdateEvent{ObjectOld: work, ObjectNew: work}, q)
@@ -57,15 +66,33 @@ func TestWorkEventsPaced(t *testing.T) {
 	}
 }
 
+// TestWorkEventsOwnerChanged: a work whose owner annotation changes wakes its old owner too, which must see it
+// is no longer its own.
+func TestWorkEventsOwnerChanged(t *testing.T) {
+	before, after := types.NamespacedName{Namespace: "ns", Name: "a"}, types.NamespacedName{Namespace: "ns", Name: "b"}
+	r := &PlacementManifestWorkReconciler{}
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	r.workEvents().Update(context.Background(), event.UpdateEvent{ObjectOld: ownedWork(before), ObjectNew: ownedWork(after)}, q)
+	woken := map[types.NamespacedName]bool{}
+	for q.Len() > 0 {
+		req, _ := q.Get()
+		woken[req.NamespacedName] = true
+		q.Done(req)
+	}
+	if !woken[before] || !woken[after] || len(woken) != 2 {
+		t.Fatalf("woken %v, want %v and %v", woken, before, after)
+	}
+}
+
 // TestReconcileHeld: a reconcile that starts within a hold reads nothing (the reconciler has no client here)
 // and comes back when the hold ends.
 func TestReconcileHeld(t *testing.T) {
 	owner := types.NamespacedName{Namespace: "ns", Name: "pmw"}
 	r := &PlacementManifestWorkReconciler{}
-	r.memory.generationSeen(owner, 1, time.Now())
-	r.memory.reconciled(owner, 300*time.Millisecond, time.Now())
+	hold(&r.memory, owner, time.Minute)
 	res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: owner})
-	if err != nil || res.RequeueAfter <= 0 || res.RequeueAfter > 300*time.Millisecond {
+	if err != nil || res.RequeueAfter <= 0 || res.RequeueAfter > time.Minute {
 		t.Fatalf("Reconcile = %+v, %v; want a requeue within the hold", res, err)
 	}
 }

@@ -34,9 +34,7 @@ func (r *PlacementManifestWorkReconciler) ownedWorks(ctx context.Context, pmw *w
 	ownership := manifestwork.OwnershipOf(pmw)
 	// The works are only read (an update writes a copy), so the cache's objects are not copied: at thousands of
 	// clusters the copies would dominate each reconcile.
-	if err := r.reader().List(ctx, list, client.UnsafeDisableDeepCopy, client.MatchingLabels{
-		workv1alpha1.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
-	}); err != nil {
+	if err := r.reader().List(ctx, list, client.UnsafeDisableDeepCopy, client.MatchingLabels(ownership.Labels())); err != nil {
 		return nil, fmt.Errorf("listing ManifestWorks: %w", err)
 	}
 	owned := make(map[string]*workv1.ManifestWork, len(list.Items))

@@ -53,12 +53,10 @@ func (r *Reconciler) readHub(ctx context.Context, pmw *workv1alpha1.PlacementMan
 		return v, err
 	}
 	works := &workv1.ManifestWorkList{}
-	if err := r.Hub.List(ctx, works, client.MatchingLabels{
-		workv1alpha1.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
-	}); err != nil {
+	ownership := manifestwork.OwnershipOf(pmw)
+	if err := r.Hub.List(ctx, works, client.MatchingLabels(ownership.Labels())); err != nil {
 		return v, fmt.Errorf("list the works: %w", err)
 	}
-	ownership := manifestwork.OwnershipOf(pmw)
 	for i := range works.Items {
 		w := &works.Items[i]
 		if ownership.Owns(w) {

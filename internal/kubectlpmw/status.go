@@ -95,13 +95,11 @@ func readStatus(ctx context.Context, h *hub, key types.NamespacedName) (StatusIn
 	var warnings []string
 
 	works := &workv1.ManifestWorkList{}
-	err := h.client.List(ctx, works, client.MatchingLabels{
-		workv1alpha1.LabelPlacementManifestWork: manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)),
-	})
+	ownership := manifestwork.OwnershipOf(pmw)
+	err := h.client.List(ctx, works, client.MatchingLabels(ownership.Labels()))
 	switch {
 	case err == nil:
 		in.WorksKnown = true
-		ownership := manifestwork.OwnershipOf(pmw)
 		for i := range works.Items {
 			if ownership.Owns(&works.Items[i]) {
 				in.Works = append(in.Works, works.Items[i])

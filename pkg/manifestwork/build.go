@@ -157,6 +157,11 @@ func OwnershipOf(pmw *workv1alpha1.PlacementManifestWork) Ownership {
 	return Ownership{label: OwnerLabelValue(owner), owner: owner.String(), uid: string(pmw.UID)}
 }
 
+// Labels select the works of o's PlacementManifestWork; a label anyone can set, so Owns decides.
+func (o Ownership) Labels() map[string]string {
+	return map[string]string{workv1alpha1.LabelPlacementManifestWork: o.label}
+}
+
 // Owns reports whether work carries the label, owner annotation and UID of o's PlacementManifestWork.
 func (o Ownership) Owns(work *workv1.ManifestWork) bool {
 	return work.Labels[workv1alpha1.LabelPlacementManifestWork] == o.label &&

@@ -64,6 +64,9 @@ func TestBuild(t *testing.T) {
 	if !IsOwnedBy(w, pmw) {
 		t.Error("a built work is not owned by its PlacementManifestWork")
 	}
+	if diff := cmp.Diff(w.Labels, OwnershipOf(pmw).Labels()); diff != "" {
+		t.Errorf("the works' selector does not select a built work (-labels +selector):\n%s", diff)
+	}
 	if pmw.Spec.ManifestWorkTemplate.Workload.Manifests != nil {
 		t.Error("Build modified the PlacementManifestWork's spec")
 	}

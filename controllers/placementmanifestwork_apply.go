@@ -145,7 +145,7 @@ func adoptUpdate(cur *workv1.ManifestWork, o writeOp, now time.Time) *workv1.Man
 	}
 	// updatedAt starts the cluster's rollout step again only when the write brings it a template it lacks.
 	o.existing = cur
-	o.templateChange = cur.Annotations[workv1alpha1.AnnotationTemplateHash] != o.desired.Annotations[workv1alpha1.AnnotationTemplateHash]
+	o.templateChange = !manifestwork.CarriesTemplate(cur, o.desired.Annotations[workv1alpha1.AnnotationTemplateHash])
 	return o.written(now)
 }
 

@@ -85,6 +85,8 @@ controller_runtime_reconcile_total{controller="placementmanifestwork",result="su
 controller_runtime_reconcile_total{controller="placementmanifestwork",result="requeue_after"} 2
 controller_runtime_reconcile_total{controller="placementmanifestwork",result="error"} 1
 controller_runtime_reconcile_total{controller="resourceinterpreter",result="success"} 40
+controller_runtime_reconcile_time_seconds_sum{controller="placementmanifestwork"} 2.5
+controller_runtime_reconcile_time_seconds_sum{controller="resourceinterpreter"} 7
 controller_runtime_active_workers{controller="placementmanifestwork"} 0
 controller_runtime_active_workers{controller="resourceinterpreter"} 3
 workqueue_depth{controller="placementmanifestwork",name="placementmanifestwork"} 0
@@ -96,18 +98,18 @@ leader_election_master_status{name="placement-manifestwork.work.open-cluster-man
 		want        managerMetrics
 		converged20 bool
 	}{
-		"idle leader, ours only": {text: text, want: managerMetrics{reconciles: 21, leader: true}, converged20: true},
+		"idle leader, ours only": {text: text, want: managerMetrics{reconciles: 21, reconcileSeconds: 2.5, leader: true}, converged20: true},
 		"standby": {
 			text: strings.Replace(text, "open-cluster-management.io\"} 1", "open-cluster-management.io\"} 0", 1),
-			want: managerMetrics{reconciles: 21}, converged20: true,
+			want: managerMetrics{reconciles: 21, reconcileSeconds: 2.5}, converged20: true,
 		},
 		"queue not empty": {
 			text: strings.Replace(text, `name="placementmanifestwork"} 0`, `name="placementmanifestwork"} 4`, 1),
-			want: managerMetrics{reconciles: 21, depth: 4, leader: true},
+			want: managerMetrics{reconciles: 21, reconcileSeconds: 2.5, depth: 4, leader: true},
 		},
 		"a reconcile running": {
 			text: strings.Replace(text, `controller_runtime_active_workers{controller="placementmanifestwork"} 0`, `controller_runtime_active_workers{controller="placementmanifestwork"} 1`, 1),
-			want: managerMetrics{reconciles: 21, active: 1, leader: true},
+			want: managerMetrics{reconciles: 21, reconcileSeconds: 2.5, active: 1, leader: true},
 		},
 		"nothing yet": {text: "", want: managerMetrics{}},
 	}

@@ -131,11 +131,12 @@ func compareStatuses(before, after map[string]pmwStatus) (unchanged int, changed
 
 // managerMetrics are the figures of a manager's metrics endpoint that tell whether it has caught up.
 type managerMetrics struct {
-	reconciles, depth, active float64
-	leader                    bool
+	reconciles, reconcileSeconds, depth, active float64
+	leader                                      bool
 }
 
-// parseManagerMetrics reads the placementmanifestwork controller's reconciles (every result), its queue's depth,
+// parseManagerMetrics reads the placementmanifestwork controller's reconciles (every result) and their total
+// time, its queue's depth,
 // its running reconciles, and whether the process leads, from Prometheus' text format.
 func parseManagerMetrics(text string) managerMetrics {
 	var m managerMetrics
@@ -152,6 +153,8 @@ func parseManagerMetrics(text string) managerMetrics {
 		switch {
 		case ours && strings.HasPrefix(line, "controller_runtime_reconcile_total{"):
 			m.reconciles += v
+		case ours && strings.HasPrefix(line, "controller_runtime_reconcile_time_seconds_sum{"):
+			m.reconcileSeconds += v
 		case ours && strings.HasPrefix(line, "workqueue_depth{"):
 			m.depth += v
 		case ours && strings.HasPrefix(line, "controller_runtime_active_workers{"):

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -472,31 +469,14 @@ func (b *bench) steadyState(ctx context.Context, c contender, p *process, r *row
 	logf("  steady state: %d writes, %d requests in %.0fs %s", t.Writes, t.Requests, r.SteadySeconds, t.String())
 }
 
-// scrape reads the controller-runtime reconcile metrics of the manager.
+// scrape adds the manager's reconciles and their total time (its controller-runtime metrics) to the row.
 func (b *bench) scrape(p *process, r *row) {
 	if p.metricsURL == "" {
 		return
 	}
-	resp, err := http.Get(p.metricsURL)
-	if err != nil {
-		return
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.Contains(line, `controller="placementmanifestwork"`) {
-			continue
-		}
-		f := strings.Fields(line)
-		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
-		switch {
-		case strings.HasPrefix(line, "controller_runtime_reconcile_total{"):
-			r.Reconciles += v
-		case strings.HasPrefix(line, "controller_runtime_reconcile_time_seconds_sum{"):
-			r.ReconcileSeconds += v
-		}
+	if m, err := scrapeManager(p.metricsURL); err == nil {
+		r.Reconciles += m.reconciles
+		r.ReconcileSeconds += m.reconcileSeconds
 	}
 }
 

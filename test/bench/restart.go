@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -101,12 +102,7 @@ func (b *bench) pmwStatuses(ctx context.Context, ns string) (map[string]pmwStatu
 // compareStatuses counts the PMWs whose status and resourceVersion are the same, and describes the others.
 // Nothing is ignored: with no write, nothing may differ.
 func compareStatuses(before, after map[string]pmwStatus) (unchanged int, changed []string) {
-	names := make([]string, 0, len(before))
-	for n := range before {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(before)) {
 		a, ok := after[n]
 		switch {
 		case !ok:

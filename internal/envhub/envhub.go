@@ -52,6 +52,8 @@ type Options struct {
 	// APIServerArgs are kube-apiserver flags, each replacing envtest's value of the flag (an empty value passes
 	// "--flag=").
 	APIServerArgs map[string]string
+	// EtcdArgs are etcd flags, each replacing envtest's value of the flag.
+	EtcdArgs map[string]string
 	// APIServerOut and EtcdOut receive the output of kube-apiserver and of etcd; discarded when nil.
 	APIServerOut, EtcdOut io.Writer
 	// Timeout bounds the start and the stop of the control plane; DefaultTimeout when zero.
@@ -136,6 +138,9 @@ func Start(o Options) (_ *Hub, err error) {
 	args := api.Configure()
 	for flag, value := range apiServerArgs(o, h.Dir) {
 		args.Set(flag, value)
+	}
+	for flag, value := range o.EtcdArgs {
+		etcd.Configure().Set(flag, value)
 	}
 
 	h.Env = &envtest.Environment{

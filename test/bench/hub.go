@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -73,6 +74,9 @@ func startHub(dir string) (*hub, error) {
 		// The log backend rotates at 100 MB when maxsize is 0; a run writes a few hundred MB. Rotation is
 		// followed by the tailer anyway.
 		APIServerArgs: map[string]string{"audit-log-maxsize": "100000"},
+		// etcd refuses writes once its database reaches its quota, 2 GiB by default; the rows of 50,000 works
+		// write several GiB of revisions before the API server's compaction (every 5 minutes) frees them.
+		EtcdArgs: map[string]string{"quota-backend-bytes": strconv.FormatInt(8<<30, 10)},
 	}
 	for _, u := range users {
 		opts.Users = append(opts.Users, envhub.User{Name: u})

@@ -27,14 +27,44 @@ type limitShape func(id string, clusters []string, version string) []*workv1.Man
 
 // limitJob is the title, the works' id and their shape of a limit row: the manager's works (limitWorks) with
 // inFlight creates at once (0: all at once), or plain works.
-func limitJob(n, inFlight int, plain bool) (string, string, limitShape) {
+func limitJob(jobs, n, inFlight int, plain bool) (string, string, limitShape) {
+	size := fmt.Sprintf("n%d", n)
+	if jobs > 1 {
+		size = fmt.Sprintf("j%d-n%d", jobs, n)
+	}
 	switch {
 	case plain:
-		return limitPlain, fmt.Sprintf("plain-n%d", n), plainWorks
+		return limitPlain, "plain-" + size, plainWorks
 	case inFlight > 0:
-		return fmt.Sprintf("limit-%d", inFlight), fmt.Sprintf("n%d-p%d", n, inFlight), managerShaped
+		return fmt.Sprintf("limit-%d", inFlight), fmt.Sprintf("%s-p%d", size, inFlight), managerShaped
 	}
-	return "limit", fmt.Sprintf("n%d-p0", n), managerShaped
+	return "limit", size + "-p0", managerShaped
+}
+
+// limitJobOf is one job of a limit row: its works' id and its clusters.
+type limitJobOf struct {
+	id       string
+	clusters []string
+}
+
+// group is the tracker's group of the job's works.
+func (j limitJobOf) group() string { return "limit:" + j.id }
+
+// limitJobsOf are the jobs of a limit row of jobs jobs of n clusters each, placed as runJobs places the
+// contenders' jobs: cluster (i·n+k) mod pool of job i. One job keeps the row's id.
+func limitJobsOf(id string, jobs, n, pool int) []limitJobOf {
+	out := make([]limitJobOf, jobs)
+	for i := range out {
+		out[i].id = id
+		if jobs > 1 {
+			out[i].id = fmt.Sprintf("%s-%03d", id, i)
+		}
+		out[i].clusters = make([]string, n)
+		for k := range out[i].clusters {
+			out[i].clusters[k] = clusterName((i*n+k)%pool + 1)
+		}
+	}
+	return out
 }
 
 // managerShaped are limitWorks, the manager's works as the harness builds them, with a spec hash annotation
@@ -79,20 +109,24 @@ func plainWorks(id string, clusters []string, version string) []*workv1.Manifest
 // at a time (0: all at once), timed like the manager's update step: from the first write to the watch seeing
 // every work at next's version. Each write is an update of the work as the harness's watch last saw it (the
 // manager updates from its cache likewise), read before the clock starts; a conflict reads the work again.
-func (b *bench) limitUpdate(ctx context.Context, r *row, group string, clusters []string, inFlight int, next []*workv1.ManifestWork) *step {
+func (b *bench) limitUpdate(ctx context.Context, r *row, expects func(version string, replicas int64) []expect, inFlight int, next []*workv1.ManifestWork) *step {
 	timeout := b.timeout(len(next))
+	var groups []string
+	for _, e := range expects("", 0) {
+		groups = append(groups, e.group)
+	}
 	agentsStart := time.Now()
-	reported, err := b.works.actAsAgents(ctx, b.h.harness, group)
+	reported, err := b.works.actAsAgents(ctx, b.h.harness, groups...)
 	if err != nil {
 		return &step{Err: "agents: " + err.Error()}
 	}
 	logf("  agents: %d works reported in %.2fs (not timed)", reported, time.Since(agentsStart).Seconds())
-	for start := time.Now(); len(b.works.pending(group)) > 0; time.Sleep(5 * time.Millisecond) {
+	for start := time.Now(); len(b.works.pending(groups...)) > 0; time.Sleep(5 * time.Millisecond) {
 		if time.Since(start) > timeout || ctx.Err() != nil {
-			return &step{Err: fmt.Sprintf("agents: %d works not seen reported after %s", len(b.works.pending(group)), timeout)}
+			return &step{Err: fmt.Sprintf("agents: %d works not seen reported after %s", len(b.works.pending(groups...)), timeout)}
 		}
 	}
-	b.statusBytes(ctx, r.Hub, group)
+	b.statusBytes(ctx, r.Hub, groups[0])
 	updated := make([]*workv1.ManifestWork, len(next))
 	for i, w := range next {
 		cur := &workv1.ManifestWork{}
@@ -128,7 +162,7 @@ func (b *bench) limitUpdate(ctx context.Context, r *row, group string, clusters 
 		if err != nil {
 			return 0, err
 		}
-		return b.works.wait(ctx, "update", start, timeout, (&process{}).alive, newExpect(group, clusters, versionOf(next), replicasPerCluster))
+		return b.works.wait(ctx, "update", start, timeout, (&process{}).alive, expects(versionOf(next), replicasPerCluster)...)
 	})
 	r.Retries += int(retries.Load())
 	return s

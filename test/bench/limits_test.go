@@ -11,7 +11,7 @@ import (
 
 func TestLimitShapes(t *testing.T) {
 	clusters := []string{"cluster-00001", "cluster-00002"}
-	name, id, shape := limitJob(100, 0, true)
+	name, id, shape := limitJob(1, 100, 0, true)
 	if name != limitPlain || id != "plain-n100" {
 		t.Fatalf("plain limit: %q %q", name, id)
 	}
@@ -23,7 +23,7 @@ func TestLimitShapes(t *testing.T) {
 			t.Fatalf("the tracker puts a plain work in group %q", groupOf(w.Labels))
 		}
 	}
-	name, id, shape = limitJob(100, 64, false)
+	name, id, shape = limitJob(1, 100, 64, false)
 	if name != "limit-64" || id != "n100-p64" {
 		t.Fatalf("bounded limit: %q %q", name, id)
 	}
@@ -43,6 +43,33 @@ func TestLimitShapes(t *testing.T) {
 	}
 	if versionOf([]*workv1.ManifestWork{v1}) != "v1" {
 		t.Fatal("withSpec changed the work it was given")
+	}
+}
+
+func TestLimitJobsOf(t *testing.T) {
+	name, id, _ := limitJob(10, 5000, 0, false)
+	if name != "limit" || id != "j10-n5000-p0" {
+		t.Fatalf("limit of a many row: %q %q", name, id)
+	}
+	// One job of every cluster keeps the row's id; jobs of a many row are placed as runJobs places the
+	// contenders' (cluster (i·n+k) mod pool + 1 of job i), each with an id of its own.
+	one := limitJobsOf("n3-p0", 1, 3, 3)
+	if len(one) != 1 || one[0].id != "n3-p0" || one[0].group() != "limit:n3-p0" || strings.Join(one[0].clusters, ",") != strings.Join(names(0, 3), ",") {
+		t.Fatalf("one job: %+v", one)
+	}
+	many := limitJobsOf("j3-n2-p0", 3, 2, 5)
+	want := []limitJobOf{
+		{id: "j3-n2-p0-000", clusters: []string{clusterName(1), clusterName(2)}},
+		{id: "j3-n2-p0-001", clusters: []string{clusterName(3), clusterName(4)}},
+		{id: "j3-n2-p0-002", clusters: []string{clusterName(5), clusterName(1)}},
+	}
+	if len(many) != len(want) {
+		t.Fatalf("got %d jobs, want %d", len(many), len(want))
+	}
+	for i := range want {
+		if many[i].id != want[i].id || strings.Join(many[i].clusters, ",") != strings.Join(want[i].clusters, ",") {
+			t.Errorf("job %d = %+v, want %+v", i, many[i], want[i])
+		}
 	}
 }
 

@@ -227,11 +227,11 @@ func run(ctx context.Context, cfg config) int {
 				record(r)
 			}
 			if cfg.limit {
-				each(b.runLimit(ctx, n, 0, false))
-				each(b.runLimit(ctx, n, 0, true))
+				each(b.runLimit(ctx, "clusters", 1, n, n, 0, false))
+				each(b.runLimit(ctx, "clusters", 1, n, n, 0, true))
 			}
 			for _, k := range cfg.limitParallel {
-				each(b.runLimit(ctx, n, k, false))
+				each(b.runLimit(ctx, "clusters", 1, n, n, k, false))
 			}
 			for _, c := range contenders {
 				if ctx.Err() == nil {
@@ -244,7 +244,9 @@ func run(ctx context.Context, cfg config) int {
 	for _, kind := range []struct {
 		rows []jobsOf
 		run  func(ctx context.Context, c contender, jobs, n, pool int) *row
-	}{{cfg.many, b.runMany}, {cfg.concurrent, b.runConcurrent}} {
+		// limit: the limit clients run the row's works too (the many rows).
+		limit bool
+	}{{cfg.many, b.runMany, cfg.limit}, {cfg.concurrent, b.runConcurrent, false}} {
 		for _, m := range kind.rows {
 			if ctx.Err() != nil {
 				break
@@ -252,6 +254,10 @@ func run(ctx context.Context, cfg config) int {
 			pool := max(b.fleet.count, m.clusters)
 			if err := b.fleet.ensure(ctx, pool); err != nil {
 				fatal(err)
+			}
+			if kind.limit {
+				record(b.runLimit(ctx, "many", m.jobs, m.clusters, pool, 0, false))
+				record(b.runLimit(ctx, "many", m.jobs, m.clusters, pool, 0, true))
 			}
 			for _, c := range contenders {
 				if ctx.Err() == nil && !strings.HasPrefix(c.title(), "manager ") { // managers with other flags: cluster rows only

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -480,17 +481,33 @@ func (b *bench) scrape(p *process, r *row) {
 	}
 }
 
-// runLimit creates the works of an n-cluster job with the limit client, inFlight at once (0: all at once,
-// the limit proper), updates them once the agents reported them (limitUpdate), and deletes them. The works
-// are the manager's, or with plain those of OCM's ManifestWorkReplicaSet without feedback rules.
-func (b *bench) runLimit(ctx context.Context, n, inFlight int, plain bool) *row {
-	name, id, shape := limitJob(n, inFlight, plain)
-	r := &row{Contender: name, Kind: "clusters", N: n, Jobs: 1, Works: n, LoadStart: loadAvg()}
-	logf("%s, %d clusters", name, n)
+// runLimit creates the works of jobs jobs of n clusters each (cluster (i·n+k) mod pool of job i, as the
+// contenders' jobs of a many row) with the limit client, inFlight at once (0: all at once, the limit proper),
+// updates them once the agents reported them (limitUpdate), and deletes them. The works are the manager's, or
+// with plain those of OCM's ManifestWorkReplicaSet without feedback rules. kind is the row's: "clusters" (one
+// job of every cluster) or "many".
+func (b *bench) runLimit(ctx context.Context, kind string, jobs, n, pool, inFlight int, plain bool) *row {
+	name, id, shape := limitJob(jobs, n, inFlight, plain)
+	r := &row{Contender: name, Kind: kind, N: n, Jobs: jobs, Works: jobs * n, LoadStart: loadAvg()}
+	logf("%s, %s: %d jobs x %d clusters", name, kind, jobs, n)
 	rowStart := time.Now()
-	clusters := names(0, n)
-	works := shape(id, clusters, "v1")
-	group := "limit:" + id
+	lj := limitJobsOf(id, jobs, n, pool)
+	var works, next []*workv1.ManifestWork
+	for _, j := range lj {
+		works = append(works, shape(j.id, j.clusters, "v1")...)
+		next = append(next, shape(j.id, j.clusters, "v2")...)
+	}
+	expects := func(version string, replicas int64) []expect {
+		es := make([]expect, len(lj))
+		for i, j := range lj {
+			var clusters []string
+			if version != "" {
+				clusters = j.clusters
+			}
+			es[i] = newExpect(j.group(), clusters, version, replicas)
+		}
+		return es
+	}
 	noProc := &process{}
 	var retries atomic.Int64
 	// Warm up the limit client's connection and the API server's ManifestWork write path, as the contenders'
@@ -521,17 +538,18 @@ func (b *bench) runLimit(ctx context.Context, n, inFlight int, plain bool) *row 
 		if err != nil {
 			return 0, err
 		}
-		return b.works.wait(ctx, "fan-out", start, b.timeout(n), noProc.alive, newExpect(group, clusters, "v1", replicasPerCluster))
+		return b.works.wait(ctx, "fan-out", start, b.timeout(len(works)), noProc.alive, expects("v1", replicasPerCluster)...)
 	})
-	r.Hub = b.fanOutCost(ctx, hub0, b.sampleHub(), group)
+	// The bytes per work are those of the first job's works: every job's are alike.
+	r.Hub = b.fanOutCost(ctx, hub0, b.sampleHub(), lj[0].group())
 	if r.FanOut.ok() {
-		r.Update = b.limitUpdate(ctx, r, group, clusters, inFlight, shape(id, clusters, "v2"))
+		r.Update = b.limitUpdate(ctx, r, expects, inFlight, next)
 	}
 	r.Delete = b.stepRun(ctx, "delete", userLimit, nil, func(start time.Time) (time.Duration, error) {
 		if err := parallel(len(works), inFlight, func(i int) error { return client.IgnoreNotFound(b.limitClient.Delete(ctx, works[i])) }); err != nil {
 			return 0, err
 		}
-		return b.works.wait(ctx, "delete", start, b.timeout(n), noProc.alive, newExpect(group, nil, "", 0))
+		return b.works.wait(ctx, "delete", start, b.timeout(len(works)), noProc.alive, expects("", 0)...)
 	})
 	if !r.FanOut.ok() {
 		r.Errors = append(r.Errors, r.FanOut.Err)

@@ -12,9 +12,12 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 )
 
-// expectationTTL bounds how long a reconcile waits for the cache to show this manager's own writes. A write
-// the cache can never show (a created work deleted at once by someone else) must not stall the
-// PlacementManifestWork for longer.
+// expectationTTL bounds how long a reconcile waits for the cache to show more of this manager's own writes: the
+// wait ends once the cache has shown none more for that long. A write the cache can never show (a created work
+// deleted at once by someone else) must not stall the PlacementManifestWork for longer than that; a cache that
+// is behind but catching up is waited for, since planning from it would repeat the writes it has not shown yet
+// (at 10 × 5,000 works the hub's watch fell more than a minute behind, and a wait counted from the writes let
+// the manager repeat 42,924 of its 50,000 creates, each answered AlreadyExists).
 const expectationTTL = 30 * time.Second
 
 // A PlacementManifestWork whose reconcile took at least paceFrom is not reconciled again for as long as that
@@ -40,10 +43,12 @@ type pmwMemory struct {
 	// measured). A restart skips one measurement.
 	generation     int64
 	generationSeen time.Time
-	// writes are the ManifestWork writes the cache has not shown yet (see expectedWrite), written at
-	// writesAt. A restart starts from a fresh cache, which shows them.
-	writes   map[string]expectedWrite
-	writesAt time.Time
+	// writes are the ManifestWork writes the cache has not shown yet (see expectedWrite); writesUnseen of them
+	// were unseen at writesAt, when they were written or when the cache last showed more of them. A restart
+	// starts from a fresh cache, which shows them.
+	writes       map[string]expectedWrite
+	writesAt     time.Time
+	writesUnseen int
 	// leavingSince is since when each leaving cluster has left the decisions (make before break). After a
 	// restart the wait starts again: at most one more moveStrategy.timeout.
 	leavingSince map[string]time.Time
@@ -152,11 +157,12 @@ func (m *memory) expectWrites(key types.NamespacedName, writes map[string]expect
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := m.get(key)
-	p.writes, p.writesAt = writes, now
+	p.writes, p.writesAt, p.writesUnseen = writes, now, len(writes)
 }
 
 // pendingWrites returns how long to wait at most for the cache, given the PlacementManifestWork's cached works
-// by cluster, or zero when it shows every expected write (or waited long enough), forgetting them then.
+// by cluster, or zero when it shows every expected write (or has shown none more for expectationTTL),
+// forgetting them then.
 func (m *memory) pendingWrites(key types.NamespacedName, cached map[string]*workv1.ManifestWork, now time.Time) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -164,12 +170,17 @@ func (m *memory) pendingWrites(key types.NamespacedName, cached map[string]*work
 	if !ok || p.writes == nil {
 		return 0
 	}
-	if left := expectationTTL - now.Sub(p.writesAt); left > 0 {
-		for cluster, w := range p.writes {
-			if !w.seenIn(cached[cluster]) {
-				return left
-			}
+	unseen := 0
+	for cluster, w := range p.writes {
+		if !w.seenIn(cached[cluster]) {
+			unseen++
 		}
+	}
+	if unseen < p.writesUnseen {
+		p.writesAt, p.writesUnseen = now, unseen
+	}
+	if left := expectationTTL - now.Sub(p.writesAt); unseen > 0 && left > 0 {
+		return left
 	}
 	p.writes = nil
 	return 0

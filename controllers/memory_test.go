@@ -58,8 +58,9 @@ func TestMemoryWriteExpectations(t *testing.T) {
 	x.expectWrites(owner, map[string]expectedWrite{"a": {}, "b": {staleVersion: "5"}}, t0)
 
 	partly := map[string]*workv1.ManifestWork{"a": cachedWork("ua", "1", false), "b": cachedWork("ub", "5", false)}
-	if got := x.pendingWrites(owner, partly, t0.Add(time.Second)); got != expectationTTL-time.Second {
-		t.Fatalf("b not seen: pending = %v, want %v", got, expectationTTL-time.Second)
+	// The cache showed a since the writes: the wait counts from now.
+	if got := x.pendingWrites(owner, partly, t0.Add(time.Second)); got != expectationTTL {
+		t.Fatalf("a seen, b not: pending = %v, want %v", got, expectationTTL)
 	}
 	if got := x.pendingWrites(types.NamespacedName{Namespace: "ns", Name: "other"}, nil, t0); got != 0 {
 		t.Fatalf("another owner: pending = %v, want 0", got)
@@ -80,6 +81,23 @@ func TestMemoryWriteExpectations(t *testing.T) {
 	}
 	if got := x.pendingWrites(owner, nil, t0.Add(expectationTTL)); got != 0 {
 		t.Fatalf("at the TTL: pending = %v, want 0", got)
+	}
+
+	// A cache that is behind but shows more of the writes is waited for: expectationTTL from the last time it
+	// showed more, not from the writes (planning from it would repeat the writes it has not shown).
+	x.expectWrites(owner, map[string]expectedWrite{"a": {}, "b": {}, "c": {}}, t0)
+	some := map[string]*workv1.ManifestWork{"a": cachedWork("ua", "1", false)}
+	if got := x.pendingWrites(owner, some, t0.Add(20*time.Second)); got != expectationTTL {
+		t.Fatalf("the cache showed more: pending = %v, want %v", got, expectationTTL)
+	}
+	if got := x.pendingWrites(owner, some, t0.Add(expectationTTL+15*time.Second)); got != 5*time.Second {
+		t.Fatalf("past the TTL from the writes, not from the last progress: pending = %v, want 5s", got)
+	}
+	if got := x.pendingWrites(owner, some, t0.Add(expectationTTL+20*time.Second)); got != 0 {
+		t.Fatalf("no progress for the TTL: pending = %v, want 0", got)
+	}
+	if got := x.pendingWrites(owner, nil, t0.Add(expectationTTL+21*time.Second)); got != 0 {
+		t.Fatalf("once given up, forgotten: pending = %v, want 0", got)
 	}
 }
 

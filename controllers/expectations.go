@@ -1,7 +1,11 @@
 package controllers
 
 import (
+	"sync"
+	"time"
+
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	workv1 "open-cluster-management.io/api/work/v1"
 )
 
@@ -11,11 +15,20 @@ type expectedWrite struct {
 	staleVersion string
 	// deletedUID is the UID of a deleted work; empty for a create or update.
 	deletedUID types.UID
+	// version is the resourceVersion a create or update returned; empty when unknown (a delete).
+	version string
 }
 
-// seenIn says whether the cached work of the cluster (nil when none) reflects the write. The watch delivers
-// versions in order, so any version other than the replaced one is the written one or newer.
-func (e expectedWrite) seenIn(cached *workv1.ManifestWork) bool {
+// seenIn says whether the cached work of the cluster (nil when none) reflects the write, or the cache has
+// delivered the hub's ManifestWorks up to cacheVersion (workCache.version), at or past the write's version.
+// The watch delivers versions in order, so any version other than the replaced one is the written one or
+// newer; and a cache past the write has shown it, even when the work it created is already gone again.
+func (e expectedWrite) seenIn(cached *workv1.ManifestWork, cacheVersion string) bool {
+	if e.version != "" && cacheVersion != "" {
+		if c, err := resourceversion.CompareResourceVersion(cacheVersion, e.version); err == nil && c >= 0 {
+			return true
+		}
+	}
 	switch {
 	case e.deletedUID != "":
 		return cached == nil || cached.UID != e.deletedUID || !cached.DeletionTimestamp.IsZero()
@@ -24,4 +37,36 @@ func (e expectedWrite) seenIn(cached *workv1.ManifestWork) bool {
 	default:
 		return cached != nil
 	}
+}
+
+// workCache is how far the cache of ManifestWorks has come: the newest resourceVersion its watch delivered
+// (the event handler sees an event once the cache holds it) and when that last advanced. A cache that falls
+// minutes behind the hub still advances, and waiting for it is cheaper than repeating writes it has not shown
+// yet. Resource versions that are not the API server's comparable integers are ignored: the wait then follows
+// each PlacementManifestWork's own writes only.
+type workCache struct {
+	mu         sync.Mutex
+	newest     string
+	advancedAt time.Time
+}
+
+// observed records that the cache delivered a ManifestWork at version, at now.
+func (c *workCache) observed(version string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.newest != "" {
+		if cmp, err := resourceversion.CompareResourceVersion(version, c.newest); err != nil || cmp <= 0 {
+			return
+		}
+	} else if _, err := resourceversion.CompareResourceVersion(version, version); err != nil {
+		return
+	}
+	c.newest, c.advancedAt = version, now
+}
+
+// version is the newest resourceVersion the cache delivered ("" before any) and when it last advanced.
+func (c *workCache) version() (string, time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.newest, c.advancedAt
 }

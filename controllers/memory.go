@@ -12,12 +12,13 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 )
 
-// expectationTTL bounds how long a reconcile waits for the cache to show more of this manager's own writes: the
-// wait ends once the cache has shown none more for that long. A write the cache can never show (a created work
-// deleted at once by someone else) must not stall the PlacementManifestWork for longer than that; a cache that
-// is behind but catching up is waited for, since planning from it would repeat the writes it has not shown yet
-// (at 10 × 5,000 works the hub's watch fell more than a minute behind, and a wait counted from the writes let
-// the manager repeat 42,924 of its 50,000 creates, each answered AlreadyExists).
+// expectationTTL bounds how long a reconcile waits for the cache to show this manager's own writes once the
+// cache has stopped coming closer to them: neither shown more of them nor delivered a newer ManifestWork
+// (workCache). A cache that is behind but catching up is waited for, since planning from it would only repeat
+// the writes it has not shown yet: at 10 × 5,000 works the hub's watch fell more than a minute behind, and a
+// wait of 30 s from the writes let the manager repeat 42,924 of its 50,000 creates (each answered
+// AlreadyExists). A cache that has stopped (its watch broken) must not stall the PlacementManifestWork for
+// longer.
 const expectationTTL = 30 * time.Second
 
 // A PlacementManifestWork whose reconcile took at least paceFrom is not reconciled again for as long as that
@@ -36,6 +37,8 @@ const (
 type memory struct {
 	mu    sync.Mutex
 	byPMW map[types.NamespacedName]*pmwMemory
+	// works is how far the cache of ManifestWorks has come, for every PlacementManifestWork's writes.
+	works workCache
 }
 
 type pmwMemory struct {
@@ -44,7 +47,7 @@ type pmwMemory struct {
 	generation     int64
 	generationSeen time.Time
 	// writes are the ManifestWork writes the cache has not shown yet (see expectedWrite); writesUnseen of them
-	// were unseen at writesAt, when they were written or when the cache last showed more of them. A restart
+	// were unseen at writesAt, when they were written or when the cache last came closer to them. A restart
 	// starts from a fresh cache, which shows them.
 	writes       map[string]expectedWrite
 	writesAt     time.Time
@@ -161,9 +164,10 @@ func (m *memory) expectWrites(key types.NamespacedName, writes map[string]expect
 }
 
 // pendingWrites returns how long to wait at most for the cache, given the PlacementManifestWork's cached works
-// by cluster, or zero when it shows every expected write (or has shown none more for expectationTTL),
+// by cluster, or zero when it shows every expected write (or has come no closer to them for expectationTTL),
 // forgetting them then.
 func (m *memory) pendingWrites(key types.NamespacedName, cached map[string]*workv1.ManifestWork, now time.Time) time.Duration {
+	cacheVersion, advancedAt := m.works.version()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, ok := m.byPMW[key]
@@ -172,12 +176,15 @@ func (m *memory) pendingWrites(key types.NamespacedName, cached map[string]*work
 	}
 	unseen := 0
 	for cluster, w := range p.writes {
-		if !w.seenIn(cached[cluster]) {
+		if !w.seenIn(cached[cluster], cacheVersion) {
 			unseen++
 		}
 	}
 	if unseen < p.writesUnseen {
 		p.writesAt, p.writesUnseen = now, unseen
+	}
+	if advancedAt.After(p.writesAt) {
+		p.writesAt = advancedAt
 	}
 	if left := expectationTTL - now.Sub(p.writesAt); unseen > 0 && left > 0 {
 		return left

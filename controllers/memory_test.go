@@ -27,21 +27,29 @@ func TestExpectedWriteSeenIn(t *testing.T) {
 		name   string
 		write  expectedWrite
 		cached *workv1.ManifestWork
-		want   bool
+		// cacheVersion is how far the cache has come (workCache.version); "" when unknown.
+		cacheVersion string
+		want         bool
 	}{
-		{"create, not cached yet", expectedWrite{}, nil, false},
-		{"create, cached", expectedWrite{}, cachedWork("u", "5", false), true},
-		{"update, cache still has the replaced version", expectedWrite{staleVersion: "5"}, cachedWork("u", "5", false), false},
-		{"update, cache has a later version", expectedWrite{staleVersion: "5"}, cachedWork("u", "9", false), true},
-		{"update, work gone since", expectedWrite{staleVersion: "5"}, nil, true},
-		{"delete, cache still has the work", expectedWrite{deletedUID: "u"}, cachedWork("u", "5", false), false},
-		{"delete, cache has it terminating", expectedWrite{deletedUID: "u"}, cachedWork("u", "6", true), true},
-		{"delete, gone", expectedWrite{deletedUID: "u"}, nil, true},
-		{"delete, a new work of the same name", expectedWrite{deletedUID: "u"}, cachedWork("v", "7", false), true},
+		{"create, not cached yet", expectedWrite{}, nil, "", false},
+		{"create, cached", expectedWrite{}, cachedWork("u", "5", false), "", true},
+		{"update, cache still has the replaced version", expectedWrite{staleVersion: "5"}, cachedWork("u", "5", false), "", false},
+		{"update, cache has a later version", expectedWrite{staleVersion: "5"}, cachedWork("u", "9", false), "", true},
+		{"update, work gone since", expectedWrite{staleVersion: "5"}, nil, "", true},
+		{"delete, cache still has the work", expectedWrite{deletedUID: "u"}, cachedWork("u", "5", false), "", false},
+		{"delete, cache has it terminating", expectedWrite{deletedUID: "u"}, cachedWork("u", "6", true), "", true},
+		{"delete, gone", expectedWrite{deletedUID: "u"}, nil, "", true},
+		{"delete, a new work of the same name", expectedWrite{deletedUID: "u"}, cachedWork("v", "7", false), "", true},
+		{"create, not cached, the cache past its version (deleted at once since)", expectedWrite{version: "120"}, nil, "130", true},
+		{"create, not cached, the cache at its version", expectedWrite{version: "120"}, nil, "120", true},
+		{"create, not cached, the cache behind it", expectedWrite{version: "120"}, nil, "99", false},
+		{"create, the cache's version not comparable", expectedWrite{version: "120"}, nil, "abc", false},
+		{"update, the cache past it though the cached work is older", expectedWrite{staleVersion: "5", version: "9"}, cachedWork("u", "5", false), "10", true},
+		{"update, the cache behind it", expectedWrite{staleVersion: "5", version: "9"}, cachedWork("u", "5", false), "8", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.write.seenIn(tc.cached); got != tc.want {
+			if got := tc.write.seenIn(tc.cached, tc.cacheVersion); got != tc.want {
 				t.Fatalf("seenIn = %v, want %v", got, tc.want)
 			}
 		})
@@ -98,6 +106,56 @@ func TestMemoryWriteExpectations(t *testing.T) {
 	}
 	if got := x.pendingWrites(owner, nil, t0.Add(expectationTTL+21*time.Second)); got != 0 {
 		t.Fatalf("once given up, forgotten: pending = %v, want 0", got)
+	}
+
+	// A cache far behind, on its way to this owner's writes through other works' events, is waited for while
+	// it advances, and its passing a write's version shows the write.
+	var y memory
+	y.expectWrites(owner, map[string]expectedWrite{"a": {version: "200"}, "b": {version: "210"}}, t0)
+	y.works.observed("150", t0.Add(20*time.Second))
+	if got := y.pendingWrites(owner, nil, t0.Add(40*time.Second)); got != 10*time.Second {
+		t.Fatalf("the cache advanced 20 s ago: pending = %v, want 10s", got)
+	}
+	y.works.observed("180", t0.Add(45*time.Second))
+	if got := y.pendingWrites(owner, nil, t0.Add(50*time.Second)); got != 25*time.Second {
+		t.Fatalf("past the TTL from the writes, the cache advancing: pending = %v, want 25s", got)
+	}
+	y.works.observed("205", t0.Add(51*time.Second))
+	if got := y.pendingWrites(owner, nil, t0.Add(52*time.Second)); got != expectationTTL {
+		t.Fatalf("the cache past a: pending = %v, want %v", got, expectationTTL)
+	}
+	y.works.observed("210", t0.Add(53*time.Second))
+	if got := y.pendingWrites(owner, nil, t0.Add(54*time.Second)); got != 0 {
+		t.Fatalf("the cache past both writes (their works gone since): pending = %v, want 0", got)
+	}
+}
+
+func TestWorkCache(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var c workCache
+	if v, at := c.version(); v != "" || !at.IsZero() {
+		t.Fatalf("nothing delivered: %q %v", v, at)
+	}
+	steps := []struct {
+		version  string
+		wantNew  string
+		wantSecs int
+	}{
+		{"not-a-number", "", 0},
+		{"99", "99", 2},
+		{"100", "100", 3},
+		{"98", "100", 3},  // an older version (an update's old object, a tombstone) leaves it
+		{"100", "100", 3}, // the same version is no advance
+		{"1000", "1000", 6},
+		{"0100", "1000", 6}, // not well formed
+	}
+	// Step i is delivered at t0 + i+1 seconds.
+	for i, s := range steps {
+		c.observed(s.version, t0.Add(time.Duration(i+1)*time.Second))
+		v, at := c.version()
+		if want := t0.Add(time.Duration(s.wantSecs) * time.Second); v != s.wantNew || (s.wantSecs > 0 && !at.Equal(want)) {
+			t.Fatalf("after %q: %q at %v, want %q at %v", s.version, v, at, s.wantNew, want)
+		}
 	}
 }
 

@@ -115,12 +115,14 @@ func (r *PlacementManifestWorkReconciler) requestsFor(ctx context.Context, opts 
 	return out
 }
 
-// workEvents wakes a ManifestWork's PlacementManifestWork (byOwnerAnnotation; on an update the old object's
-// too, whose owner may have changed), after its pace when it is held back (memory.reconciled): the agents'
-// reports that arrive during a hold then wait in the queue as one, instead of each waking a reconcile that
-// only finds it is held.
+// workEvents records how far the cache of ManifestWorks has come (memory.works) and wakes a ManifestWork's
+// PlacementManifestWork (byOwnerAnnotation; on an update the old object's too, whose owner may have changed),
+// after its pace when it is held back (memory.reconciled): the agents' reports that arrive during a hold then
+// wait in the queue as one, instead of each waking a reconcile that only finds it is held.
 func (r *PlacementManifestWorkReconciler) workEvents() handler.EventHandler {
 	enqueue := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], objects ...client.Object) {
+		// The last object is the newest: the cache holds it now.
+		r.memory.works.observed(objects[len(objects)-1].GetResourceVersion(), time.Now())
 		seen := map[reconcile.Request]bool{}
 		for _, o := range objects {
 			for _, req := range byOwnerAnnotation(context.Background(), o) {

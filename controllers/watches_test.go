@@ -16,7 +16,7 @@ import (
 )
 
 func ownedWork(owner types.NamespacedName) *workv1.ManifestWork {
-	return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-1", Name: "pmw-x",
+	return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-1", Name: "pmw-x", ResourceVersion: "42",
 		Annotations: map[string]string{workv1alpha1.AnnotationOwner: owner.String()}}}
 }
 
@@ -46,6 +46,9 @@ func TestWorkEventsPaced(t *testing.T) {
 			q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 			defer q.ShutDown()
 			r.workEvents().Update(context.Background(), event.UpdateEvent{ObjectOld: work, ObjectNew: work}, q)
+			if v, _ := r.memory.works.version(); v != work.ResourceVersion {
+				t.Fatalf("the cache's version = %q, want the work's %q", v, work.ResourceVersion)
+			}
 			if got := q.Len() == 1; got != tc.now {
 				t.Fatalf("in the queue at once = %v, want %v", got, tc.now)
 			}

@@ -113,19 +113,19 @@ func TestMemoryWriteExpectations(t *testing.T) {
 	var y memory
 	y.expectWrites(owner, map[string]expectedWrite{"a": {version: "200"}, "b": {version: "210"}}, t0)
 	y.works.observed("150", t0.Add(20*time.Second))
-	if got := y.pendingWrites(owner, nil, t0.Add(40*time.Second)); got != 10*time.Second {
-		t.Fatalf("the cache advanced 20 s ago: pending = %v, want 10s", got)
+	if got := y.pendingWrites(owner, nil, t0.Add(40*time.Second)); got != expectationTTL-20*time.Second {
+		t.Fatalf("the cache advanced 20 s ago: pending = %v, want %v", got, expectationTTL-20*time.Second)
 	}
-	y.works.observed("180", t0.Add(45*time.Second))
-	if got := y.pendingWrites(owner, nil, t0.Add(50*time.Second)); got != 25*time.Second {
-		t.Fatalf("past the TTL from the writes, the cache advancing: pending = %v, want 25s", got)
+	y.works.observed("180", t0.Add(expectationTTL+15*time.Second))
+	if got := y.pendingWrites(owner, nil, t0.Add(expectationTTL+20*time.Second)); got != expectationTTL-5*time.Second {
+		t.Fatalf("past the TTL from the writes, the cache advancing: pending = %v, want %v", got, expectationTTL-5*time.Second)
 	}
-	y.works.observed("205", t0.Add(51*time.Second))
-	if got := y.pendingWrites(owner, nil, t0.Add(52*time.Second)); got != expectationTTL {
+	y.works.observed("205", t0.Add(expectationTTL+21*time.Second))
+	if got := y.pendingWrites(owner, nil, t0.Add(expectationTTL+22*time.Second)); got != expectationTTL {
 		t.Fatalf("the cache past a: pending = %v, want %v", got, expectationTTL)
 	}
-	y.works.observed("210", t0.Add(53*time.Second))
-	if got := y.pendingWrites(owner, nil, t0.Add(54*time.Second)); got != 0 {
+	y.works.observed("210", t0.Add(expectationTTL+23*time.Second))
+	if got := y.pendingWrites(owner, nil, t0.Add(expectationTTL+24*time.Second)); got != 0 {
 		t.Fatalf("the cache past both writes (their works gone since): pending = %v, want 0", got)
 	}
 }

@@ -40,7 +40,7 @@ func main() {
 		concurrent  = flag.String("concurrent", "", "Concurrent-rollout rows, JOBSxCLUSTERS, comma-separated (100x500: 50,000 works): every job's template changed at once, timed per job; empty or 0 to skip.")
 		restart     = flag.Bool("restart", false, "After each row's steady state, SIGKILL the manager, start it again, and measure until it has caught up (time, writes, statuses unchanged).")
 		handover    = flag.Bool("handover", false, "After each row's steady state (and restart), run two manager replicas with leader election, SIGKILL the leader, and measure until the other has caught up.")
-		window      = flag.Duration("restart-window", 30*time.Second, "With -restart or -handover: how long writes are still counted once the new manager caught up (30 s: the longest of the manager's own waits, for its expectations and for settled decisions).")
+		window      = flag.Duration("restart-window", 30*time.Second, "With -restart or -handover: how long writes are still counted once the new manager caught up (30 s: the manager's wait for settled decisions; a new process has no writes of its own to wait for).")
 		steady      = flag.Duration("steady", 60*time.Second, "Steady-state window in which requests are counted; 0 skips it.")
 		peer        = flag.Bool("peer", true, "Run OCM's ManifestWorkReplicaSet controller too.")
 		limit       = flag.Bool("limit", true, "Run the limit (plain unbounded client) too.")

@@ -19,8 +19,8 @@ type expectedWrite struct {
 	version string
 }
 
-// seenIn says whether the cached work of the cluster (nil when none) reflects the write, or the cache has
-// delivered the hub's ManifestWorks up to cacheVersion (workCache.version), at or past the write's version.
+// seenIn says whether the cached work of the cluster (nil when none) reflects the write, or the cache had
+// delivered the hub's ManifestWorks up to cacheVersion (cacheMark.version), at or past the write's version.
 // The watch delivers versions in order, so any version other than the replaced one is the written one or
 // newer; and a cache past the write has shown it, even when the work it created is already gone again.
 func (e expectedWrite) seenIn(cached *workv1.ManifestWork, cacheVersion string) bool {
@@ -64,9 +64,17 @@ func (c *workCache) observed(version string, now time.Time) {
 	c.newest, c.advancedAt = version, now
 }
 
-// version is the newest resourceVersion the cache delivered ("" before any) and when it last advanced.
-func (c *workCache) version() (string, time.Time) {
+// cacheMark is how far the cache of ManifestWorks had come at a moment: the newest resourceVersion it had
+// delivered ("" before any) and when it last advanced.
+type cacheMark struct {
+	version    string
+	advancedAt time.Time
+}
+
+// mark is how far the cache has come now. Taken before listing from the cache, a write the mark is past is in
+// the list.
+func (c *workCache) mark() cacheMark {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.newest, c.advancedAt
+	return cacheMark{version: c.newest, advancedAt: c.advancedAt}
 }

@@ -165,10 +165,9 @@ func (m *memory) expectWrites(key types.NamespacedName, writes map[string]expect
 }
 
 // pendingWrites returns how long to wait at most for the cache, given the PlacementManifestWork's cached works
-// by cluster, or zero when it shows every expected write (or has come no closer to them for expectationTTL),
-// forgetting them then.
-func (m *memory) pendingWrites(key types.NamespacedName, cached map[string]*workv1.ManifestWork, now time.Time) time.Duration {
-	cacheVersion, advancedAt := m.works.version()
+// by cluster and how far the cache had come before they were listed (m.works.mark()), or zero when it shows
+// every expected write (or has come no closer to them for expectationTTL), forgetting them then.
+func (m *memory) pendingWrites(key types.NamespacedName, cached map[string]*workv1.ManifestWork, listed cacheMark, now time.Time) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, ok := m.byPMW[key]
@@ -177,15 +176,15 @@ func (m *memory) pendingWrites(key types.NamespacedName, cached map[string]*work
 	}
 	unseen := 0
 	for cluster, w := range p.writes {
-		if !w.seenIn(cached[cluster], cacheVersion) {
+		if !w.seenIn(cached[cluster], listed.version) {
 			unseen++
 		}
 	}
 	if unseen < p.writesUnseen {
 		p.writesAt, p.writesUnseen = now, unseen
 	}
-	if advancedAt.After(p.writesAt) {
-		p.writesAt = advancedAt
+	if listed.advancedAt.After(p.writesAt) {
+		p.writesAt = listed.advancedAt
 	}
 	if left := expectationTTL - now.Sub(p.writesAt); unseen > 0 && left > 0 {
 		return left

@@ -46,8 +46,8 @@ func TestWorkEventsPaced(t *testing.T) {
 			q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 			defer q.ShutDown()
 			r.workEvents().Update(context.Background(), event.UpdateEvent{ObjectOld: work, ObjectNew: work}, q)
-			if v, _ := r.memory.works.version(); v != work.ResourceVersion {
-				t.Fatalf("the cache's version = %q, want the work's %q", v, work.ResourceVersion)
+			if got := r.memory.works.mark().version; got != work.ResourceVersion {
+				t.Fatalf("the cache's version = %q, want the work's %q", got, work.ResourceVersion)
 			}
 			if got := q.Len() == 1; got != tc.now {
 				t.Fatalf("in the queue at once = %v, want %v", got, tc.now)

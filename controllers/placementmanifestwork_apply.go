@@ -59,18 +59,22 @@ func (r *PlacementManifestWorkReconciler) apply(ctx context.Context, pmw *workv1
 		operation := "create"
 		if o.existing == nil {
 			err = r.Create(ctx, result)
-			if apierrors.IsAlreadyExists(err) {
-				var ours bool
-				if result, ours, err = r.adopt(ctx, pmw, o, now); !ours && err == nil {
-					mu.Lock()
-					obs.conflicts = append(obs.conflicts, o.cluster)
-					mu.Unlock()
-					return nil
-				}
-			}
 		} else {
 			operation = "update"
 			err = r.Update(ctx, result)
+		}
+		// The work exists, or changed since the cache saw it (an agent's status report, most often, while the
+		// cache is behind): it is read again and written from what it is now, if it is still this
+		// PlacementManifestWork's. Failing the write instead would retry the whole reconcile, with the same
+		// stale cache.
+		if apierrors.IsAlreadyExists(err) || (o.existing != nil && apierrors.IsConflict(err)) {
+			var ours bool
+			if result, ours, err = r.adopt(ctx, pmw, o, now); !ours && err == nil {
+				mu.Lock()
+				obs.conflicts = append(obs.conflicts, o.cluster)
+				mu.Unlock()
+				return nil
+			}
 		}
 		if err != nil {
 			metrics.WriteErrors.WithLabelValues(operation).Inc()
@@ -108,10 +112,10 @@ func (r *PlacementManifestWorkReconciler) apply(ctx context.Context, pmw *workv1
 	}
 }
 
-// adopt handles a create refused because the name is taken. The cache can lag behind this manager's own
-// creates, so the work is read from the API server: when it is this PlacementManifestWork's, it is brought to
-// the desired state if it is not already (adoptUpdate) and returned as written; otherwise it belongs to
-// someone else.
+// adopt handles a create refused because the name is taken, or an update refused because the work changed
+// since the cache saw it. The cache can lag behind this manager's own creates and the agents' reports, so the
+// work is read from the API server: when it is this PlacementManifestWork's, it is brought to the desired
+// state if it is not already (adoptUpdate) and returned as written; otherwise it belongs to someone else.
 func (r *PlacementManifestWorkReconciler) adopt(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, o writeOp, now time.Time) (*workv1.ManifestWork, bool, error) {
 	reader := r.APIReader
 	if reader == nil {
@@ -134,8 +138,9 @@ func (r *PlacementManifestWorkReconciler) adopt(ctx context.Context, pmw *workv1
 	return updated, true, nil
 }
 
-// adoptUpdate is the update that brings cur, a work of this PlacementManifestWork found in place of a create,
-// to what the create would have written; nil when it carries that already. Most often cur is this manager's
+// adoptUpdate is the update that brings cur, a work of this PlacementManifestWork found in place of a create
+// or newer than the one an update was planned from, to what that write would have written; nil when it
+// carries that already. Most often cur is this manager's
 // own earlier create that its cache has not seen yet: it carries the desired spec, and writing it again (to
 // stamp updatedAt, which a create does not carry) would be a write for nothing. A work with another spec gets
 // the desired one, and updatedAt when that brings a new template.

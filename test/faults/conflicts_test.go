@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -172,6 +173,77 @@ func (f *injector) wrap(c client.WithWatch) client.WithWatch {
 		},
 	})
 }
+
+var _ = Describe("A work update refused as stale", func() {
+	It("is read again and written in the same reconcile, keeping the other writer's change, with no failed write", func(ctx SpecContext) {
+		ns := fw.NewNamespace("stale-update")
+		clusters := fw.NewClusters(2)
+		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		f := newInjector(ns)
+		fw.StartManager(suite.ManagerOptions{Name: "stale-update", WrapClient: f.wrap})
+
+		pmw := framework.MakePMW("web", ns).Placement("p").
+			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(fw.WorkClusters(g, pmw)).To(ConsistOf(clusters))
+		}, timeout, interval).Should(Succeed())
+
+		// The agent adds its finalizer to a work just before the manager's update of it reaches the API server,
+		// as an agent's report does while the manager's cache is behind.
+		f.mu.Lock()
+		f.beforeWorkUpdate = func(w *workv1.ManifestWork) {
+			f.mu.Lock()
+			f.touched = w.Namespace
+			f.mu.Unlock()
+			f.concurrently(func() error {
+				cur := &workv1.ManifestWork{}
+				if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(w), cur); err != nil {
+					return err
+				}
+				controllerutil.AddFinalizer(cur, agentFinalizer)
+				return k8s.Update(context.Background(), cur)
+			})
+		}
+		f.mu.Unlock()
+		fw.UpdatePMW(pmw, func(p *workv1alpha1.PlacementManifestWork) {
+			p.Spec.ManifestWorkTemplate = framework.MakePMW("x", ns).
+				Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "2"})).Obj().Spec.ManifestWorkTemplate
+		})
+		Eventually(func(g Gomega) {
+			works := fw.WorksByCluster(g, pmw)
+			g.Expect(works).To(HaveLen(2))
+			for _, w := range works {
+				g.Expect(configValue(g, &w)).To(Equal("2"), "cluster %s", w.Namespace)
+			}
+			touched := f.touchedCluster()
+			g.Expect(touched).NotTo(BeEmpty())
+			g.Expect(works[touched].Finalizers).To(ContainElement(agentFinalizer), "the agent's concurrent change was kept")
+		}, timeout, interval).Should(Succeed())
+		Expect(f.errors()).To(BeEmpty(), "the agent's own write succeeded")
+		_, conflicts := f.counts()
+		Expect(conflicts["update"]).To(BeNumerically(">=", 1), "the stale work update was refused by the API server, not forced")
+		// Refused and written again within the reconcile: no write failed, so none was reported.
+		Consistently(func(g Gomega) {
+			events := &eventsv1.EventList{}
+			g.Expect(k8s.List(ctx, events, client.InNamespace(ns))).To(Succeed())
+			for _, e := range events.Items {
+				g.Expect(e.Reason).NotTo(Equal(workv1alpha1.ReasonWriteFailed), e.Note)
+			}
+		}, 2*time.Second, interval).Should(Succeed())
+
+		Expect(k8s.Delete(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) {
+			w := &workv1.ManifestWork{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.touchedCluster(), Name: manifestwork.WorkName(manifestwork.Owner(pmw))}, w)).To(Succeed())
+			g.Expect(w.DeletionTimestamp).NotTo(BeNil())
+			controllerutil.RemoveFinalizer(w, agentFinalizer)
+			g.Expect(k8s.Update(ctx, w)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+		fw.DeletePMW(pmw, timeout)
+	}, SpecTimeout(3*timeout))
+})
 
 var _ = Describe("Update conflicts and transient errors", func() {
 	It("are retried with backoff until the works and status converge, and a newer status or work is never overwritten", func(ctx SpecContext) {

@@ -50,8 +50,8 @@ type limitJobOf struct {
 // group is the tracker's group of the job's works.
 func (j limitJobOf) group() string { return "limit:" + j.id }
 
-// limitJobsOf are the jobs of a limit row of jobs jobs of n clusters each, placed as runJobs places the
-// contenders' jobs: cluster (i·n+k) mod pool of job i. One job keeps the row's id.
+// limitJobsOf are a limit row's jobs, n clusters each, placed as runJobs places the contenders' jobs: cluster
+// (i·n+k) mod pool of job i. A row of one job keeps the row's id.
 func limitJobsOf(id string, jobs, n, pool int) []limitJobOf {
 	out := make([]limitJobOf, jobs)
 	for i := range out {

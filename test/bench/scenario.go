@@ -486,7 +486,7 @@ func (b *bench) scrape(p *process, r *row) {
 // (504) in five minutes while its RSS grew past 14 GiB.
 const limitAtOnce = 5000
 
-// runLimit creates the works of jobs jobs of n clusters each (cluster (i·n+k) mod pool of job i, as the
+// runLimit creates the works of a row's jobs (n clusters each; cluster (i·n+k) mod pool of job i, as the
 // contenders' jobs of a many row) with the limit client, inFlight at once (0: the limit proper, limitAtOnce),
 // updates them once the agents reported them (limitUpdate), and deletes them. The works are the manager's, or
 // with plain those of OCM's ManifestWorkReplicaSet without feedback rules. kind is the row's: "clusters" (one

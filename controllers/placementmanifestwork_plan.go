@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"maps"
 	"sort"
 	"time"
 
@@ -30,10 +31,15 @@ func (o writeOp) written(now time.Time) *workv1.ManifestWork {
 	if o.existing == nil {
 		return o.desired
 	}
+	desired := o.desired
 	if o.templateChange {
-		o.desired.Annotations[workv1alpha1.AnnotationUpdatedAt] = now.UTC().Format(time.RFC3339)
+		// On a copy: the desired work is what a retry of this write (adopt) compares the work against.
+		stamped := *o.desired
+		stamped.Annotations = maps.Clone(o.desired.Annotations)
+		stamped.Annotations[workv1alpha1.AnnotationUpdatedAt] = now.UTC().Format(time.RFC3339)
+		desired = &stamped
 	}
-	return manifestwork.Merge(o.existing, o.desired)
+	return manifestwork.Merge(o.existing, desired)
 }
 
 // writePlan is what the desired state asks of the ManifestWorks.

@@ -291,4 +291,19 @@ func TestAdoptUpdate(t *testing.T) {
 	if got.Annotations[workv1alpha1.AnnotationUpdatedAt] != now.Format(time.RFC3339) {
 		t.Errorf("updatedAt %q, want %s: the adopted work was created earlier", got.Annotations[workv1alpha1.AnnotationUpdatedAt], now.Format(time.RFC3339))
 	}
+
+	// An update refused as stale: the op's first write stamped updatedAt on what it wrote, not on the desired
+	// work, so the work as it is now, carrying the template since an earlier write, is not written again.
+	stale := writeOp{cluster: "c1", desired: planned(), existing: other, templateChange: true}
+	if w := stale.written(now); w.Annotations[workv1alpha1.AnnotationUpdatedAt] != now.Format(time.RFC3339) {
+		t.Fatalf("the template update carries updatedAt %q", w.Annotations[workv1alpha1.AnnotationUpdatedAt])
+	}
+	if v, ok := stale.desired.Annotations[workv1alpha1.AnnotationUpdatedAt]; ok {
+		t.Errorf("written stamped updatedAt %q on the desired work", v)
+	}
+	current := planned()
+	current.Annotations[workv1alpha1.AnnotationUpdatedAt] = now.Add(-time.Minute).Format(time.RFC3339)
+	if got := adoptUpdate(current, stale, now); got != nil {
+		t.Errorf("a work carrying the template is written again after a stale update:\n%+v", got.Annotations)
+	}
 }

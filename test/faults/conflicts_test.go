@@ -174,6 +174,56 @@ func (f *injector) wrap(c client.WithWatch) client.WithWatch {
 	})
 }
 
+// changeTemplateWithAgentWrite changes the PlacementManifestWork's ConfigMap to v: "2", with the work agent
+// adding its finalizer to a work (touched) just before the manager's first update of it reaches the API
+// server, so that update goes out with a stale resourceVersion.
+func (f *injector) changeTemplateWithAgentWrite(pmw *workv1alpha1.PlacementManifestWork) {
+	f.mu.Lock()
+	f.beforeWorkUpdate = func(w *workv1.ManifestWork) {
+		f.mu.Lock()
+		f.touched = w.Namespace
+		f.mu.Unlock()
+		f.concurrently(func() error {
+			cur := &workv1.ManifestWork{}
+			if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(w), cur); err != nil {
+				return err
+			}
+			controllerutil.AddFinalizer(cur, agentFinalizer)
+			return k8s.Update(context.Background(), cur)
+		})
+	}
+	f.mu.Unlock()
+	fw.UpdatePMW(pmw, func(p *workv1alpha1.PlacementManifestWork) {
+		p.Spec.ManifestWorkTemplate = framework.MakePMW("x", pmw.Namespace).
+			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "2"})).Obj().Spec.ManifestWorkTemplate
+	})
+}
+
+// expectChangedKeepingAgentWrite checks that the PlacementManifestWork's n works carry v: "2" and the touched
+// one still has the agent's finalizer: the manager's update did not overwrite the agent's write.
+func (f *injector) expectChangedKeepingAgentWrite(g Gomega, pmw *workv1alpha1.PlacementManifestWork, n int) {
+	works := fw.WorksByCluster(g, pmw)
+	g.Expect(works).To(HaveLen(n))
+	for _, w := range works {
+		g.Expect(configValue(g, &w)).To(Equal("2"), "cluster %s", w.Namespace)
+	}
+	touched := f.touchedCluster()
+	g.Expect(touched).NotTo(BeEmpty())
+	g.Expect(works[touched].Finalizers).To(ContainElement(agentFinalizer), "the agent's concurrent change was kept")
+}
+
+// releaseAgentFinalizer removes the agent's finalizer from the touched work once the deleted
+// PlacementManifestWork's deletion reached it, as the agent does.
+func (f *injector) releaseAgentFinalizer(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork) {
+	Eventually(func(g Gomega) {
+		w := &workv1.ManifestWork{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.touchedCluster(), Name: manifestwork.WorkName(manifestwork.Owner(pmw))}, w)).To(Succeed())
+		g.Expect(w.DeletionTimestamp).NotTo(BeNil())
+		controllerutil.RemoveFinalizer(w, agentFinalizer)
+		g.Expect(k8s.Update(ctx, w)).To(Succeed())
+	}, timeout, interval).Should(Succeed())
+}
+
 var _ = Describe("A work update refused as stale", func() {
 	It("is read again and written in the same reconcile, keeping the other writer's change, with no failed write", func(ctx SpecContext) {
 		ns := fw.NewNamespace("stale-update")
@@ -192,34 +242,9 @@ var _ = Describe("A work update refused as stale", func() {
 
 		// The agent adds its finalizer to a work just before the manager's update of it reaches the API server,
 		// as an agent's report does while the manager's cache is behind.
-		f.mu.Lock()
-		f.beforeWorkUpdate = func(w *workv1.ManifestWork) {
-			f.mu.Lock()
-			f.touched = w.Namespace
-			f.mu.Unlock()
-			f.concurrently(func() error {
-				cur := &workv1.ManifestWork{}
-				if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(w), cur); err != nil {
-					return err
-				}
-				controllerutil.AddFinalizer(cur, agentFinalizer)
-				return k8s.Update(context.Background(), cur)
-			})
-		}
-		f.mu.Unlock()
-		fw.UpdatePMW(pmw, func(p *workv1alpha1.PlacementManifestWork) {
-			p.Spec.ManifestWorkTemplate = framework.MakePMW("x", ns).
-				Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "2"})).Obj().Spec.ManifestWorkTemplate
-		})
+		f.changeTemplateWithAgentWrite(pmw)
 		Eventually(func(g Gomega) {
-			works := fw.WorksByCluster(g, pmw)
-			g.Expect(works).To(HaveLen(2))
-			for _, w := range works {
-				g.Expect(configValue(g, &w)).To(Equal("2"), "cluster %s", w.Namespace)
-			}
-			touched := f.touchedCluster()
-			g.Expect(touched).NotTo(BeEmpty())
-			g.Expect(works[touched].Finalizers).To(ContainElement(agentFinalizer), "the agent's concurrent change was kept")
+			f.expectChangedKeepingAgentWrite(g, pmw, 2)
 		}, timeout, interval).Should(Succeed())
 		Expect(f.errors()).To(BeEmpty(), "the agent's own write succeeded")
 		_, conflicts := f.counts()
@@ -234,13 +259,7 @@ var _ = Describe("A work update refused as stale", func() {
 		}, 2*time.Second, interval).Should(Succeed())
 
 		Expect(k8s.Delete(ctx, pmw)).To(Succeed())
-		Eventually(func(g Gomega) {
-			w := &workv1.ManifestWork{}
-			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.touchedCluster(), Name: manifestwork.WorkName(manifestwork.Owner(pmw))}, w)).To(Succeed())
-			g.Expect(w.DeletionTimestamp).NotTo(BeNil())
-			controllerutil.RemoveFinalizer(w, agentFinalizer)
-			g.Expect(k8s.Update(ctx, w)).To(Succeed())
-		}, timeout, interval).Should(Succeed())
+		f.releaseAgentFinalizer(ctx, pmw)
 		fw.DeletePMW(pmw, timeout)
 	}, SpecTimeout(3*timeout))
 })
@@ -313,34 +332,9 @@ var _ = Describe("Update conflicts and transient errors", func() {
 		// A template change: the first two work updates fail, and before the first real one the work agent adds
 		// its finalizer to that work, so the manager's update is stale and refused. The retry keeps the
 		// agent's finalizer: no lost update.
-		f.mu.Lock()
-		f.beforeWorkUpdate = func(w *workv1.ManifestWork) {
-			f.mu.Lock()
-			f.touched = w.Namespace
-			f.mu.Unlock()
-			f.concurrently(func() error {
-				cur := &workv1.ManifestWork{}
-				if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(w), cur); err != nil {
-					return err
-				}
-				controllerutil.AddFinalizer(cur, agentFinalizer)
-				return k8s.Update(context.Background(), cur)
-			})
-		}
-		f.mu.Unlock()
-		fw.UpdatePMW(pmw, func(p *workv1alpha1.PlacementManifestWork) {
-			p.Spec.ManifestWorkTemplate = framework.MakePMW("x", ns).
-				Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "2"})).Obj().Spec.ManifestWorkTemplate
-		})
+		f.changeTemplateWithAgentWrite(pmw)
 		Eventually(func(g Gomega) {
-			works := fw.WorksByCluster(g, pmw)
-			g.Expect(works).To(HaveLen(4))
-			for _, w := range works {
-				g.Expect(configValue(g, &w)).To(Equal("2"), "cluster %s", w.Namespace)
-			}
-			touched := f.touchedCluster()
-			g.Expect(touched).NotTo(BeEmpty())
-			g.Expect(works[touched].Finalizers).To(ContainElement(agentFinalizer), "the agent's concurrent change was kept")
+			f.expectChangedKeepingAgentWrite(g, pmw, 4)
 			c := fw.Condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonWaitingForApply), c.Message)
 		}, timeout, interval).Should(Succeed())
@@ -351,13 +345,7 @@ var _ = Describe("Update conflicts and transient errors", func() {
 
 		// Let the PlacementManifestWork go: the agent removes its finalizer once the work is deleted.
 		Expect(k8s.Delete(ctx, pmw)).To(Succeed())
-		Eventually(func(g Gomega) {
-			w := &workv1.ManifestWork{}
-			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.touchedCluster(), Name: manifestwork.WorkName(manifestwork.Owner(pmw))}, w)).To(Succeed())
-			g.Expect(w.DeletionTimestamp).NotTo(BeNil())
-			controllerutil.RemoveFinalizer(w, agentFinalizer)
-			g.Expect(k8s.Update(ctx, w)).To(Succeed())
-		}, timeout, interval).Should(Succeed())
+		f.releaseAgentFinalizer(ctx, pmw)
 		fw.DeletePMW(pmw, timeout)
 	}, SpecTimeout(3*timeout))
 })

@@ -24,7 +24,10 @@ type expectedWrite struct {
 // The watch delivers versions in order, so any version other than the replaced one is the written one or
 // newer; and a cache past the write has shown it, even when the work it created is already gone again.
 func (e expectedWrite) seenIn(cached *workv1.ManifestWork, cacheVersion string) bool {
-	if e.version != "" && cacheVersion != "" {
+	// Only for an update: a create the cache does not list yet stays unseen, whatever the cache's mark, so a
+	// cache that delivers events before its lists show them (as a test's lagging cache does) is not trusted
+	// to list it. A create that never shows (deleted at once by someone else) ends the wait at expectationCap.
+	if e.version != "" && e.staleVersion != "" && cacheVersion != "" {
 		if c, err := resourceversion.CompareResourceVersion(cacheVersion, e.version); err == nil && c >= 0 {
 			return true
 		}

@@ -22,6 +22,10 @@ import (
 // or broken; the bound is 5 minutes, as kube-controller-manager's expectations, which count from the writes.
 const expectationTTL = 5 * time.Minute
 
+// expectationCap bounds the whole wait from the writes, however the cache advances: a create the cache never
+// shows must not hold the PlacementManifestWork back for as long as the hub is busy.
+const expectationCap = 15 * time.Minute
+
 // A PlacementManifestWork whose reconcile took at least paceFrom is not reconciled again for as long as that
 // reconcile took, up to paceAtMost: while thousands of agents report, each report wakes it, and reconciling
 // back to back would spend a core on recomputing every work, taking it from the API server the agents and
@@ -53,6 +57,8 @@ type pmwMemory struct {
 	writes       map[string]expectedWrite
 	writesAt     time.Time
 	writesUnseen int
+	// writtenAt is when the writes were made (expectationCap).
+	writtenAt time.Time
 	// leavingSince is since when each leaving cluster has left the decisions (make before break). After a
 	// restart the wait starts again: at most one more moveStrategy.timeout.
 	leavingSince map[string]time.Time
@@ -161,7 +167,7 @@ func (m *memory) expectWrites(key types.NamespacedName, writes map[string]expect
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := m.get(key)
-	p.writes, p.writesAt, p.writesUnseen = writes, now, len(writes)
+	p.writes, p.writesAt, p.writesUnseen, p.writtenAt = writes, now, len(writes), now
 }
 
 // pendingWrites returns how long to wait at most for the cache, given the PlacementManifestWork's cached works
@@ -186,7 +192,8 @@ func (m *memory) pendingWrites(key types.NamespacedName, cached map[string]*work
 	if listed.advancedAt.After(p.writesAt) {
 		p.writesAt = listed.advancedAt
 	}
-	if left := expectationTTL - now.Sub(p.writesAt); unseen > 0 && left > 0 {
+	left := min(expectationTTL-now.Sub(p.writesAt), expectationCap-now.Sub(p.writtenAt))
+	if unseen > 0 && left > 0 {
 		return left
 	}
 	p.writes = nil

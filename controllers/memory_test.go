@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -40,8 +41,7 @@ func TestExpectedWriteSeenIn(t *testing.T) {
 		{"delete, cache has it terminating", expectedWrite{deletedUID: "u"}, cachedWork("u", "6", true), "", true},
 		{"delete, gone", expectedWrite{deletedUID: "u"}, nil, "", true},
 		{"delete, a new work of the same name", expectedWrite{deletedUID: "u"}, cachedWork("v", "7", false), "", true},
-		{"create, not cached, the cache past its version (deleted at once since)", expectedWrite{version: "120"}, nil, "130", true},
-		{"create, not cached, the cache at its version", expectedWrite{version: "120"}, nil, "120", true},
+		{"create, not cached, the cache's mark past its version: only the list shows a create", expectedWrite{version: "120"}, nil, "130", false},
 		{"create, not cached, the cache behind it", expectedWrite{version: "120"}, nil, "99", false},
 		{"create, the cache's version not comparable", expectedWrite{version: "120"}, nil, "abc", false},
 		{"update, the cache past it though the cached work is older", expectedWrite{staleVersion: "5", version: "9"}, cachedWork("u", "5", false), "10", true},
@@ -111,22 +111,36 @@ func TestMemoryWriteExpectations(t *testing.T) {
 	// A cache far behind, on its way to this owner's writes through other works' events, is waited for while
 	// it advances, and its passing a write's version shows the write.
 	var y memory
-	y.expectWrites(owner, map[string]expectedWrite{"a": {version: "200"}, "b": {version: "210"}}, t0)
+	y.expectWrites(owner, map[string]expectedWrite{"a": {staleVersion: "1", version: "200"}, "b": {staleVersion: "2", version: "210"}}, t0)
+	behind := map[string]*workv1.ManifestWork{"a": cachedWork("ua", "1", false), "b": cachedWork("ub", "2", false)}
 	y.works.observed("150", t0.Add(20*time.Second))
-	if got := y.pendingWrites(owner, nil, y.works.mark(), t0.Add(40*time.Second)); got != expectationTTL-20*time.Second {
+	if got := y.pendingWrites(owner, behind, y.works.mark(), t0.Add(40*time.Second)); got != expectationTTL-20*time.Second {
 		t.Fatalf("the cache advanced 20 s ago: pending = %v, want %v", got, expectationTTL-20*time.Second)
 	}
 	y.works.observed("180", t0.Add(expectationTTL+15*time.Second))
-	if got := y.pendingWrites(owner, nil, y.works.mark(), t0.Add(expectationTTL+20*time.Second)); got != expectationTTL-5*time.Second {
+	if got := y.pendingWrites(owner, behind, y.works.mark(), t0.Add(expectationTTL+20*time.Second)); got != expectationTTL-5*time.Second {
 		t.Fatalf("past the TTL from the writes, the cache advancing: pending = %v, want %v", got, expectationTTL-5*time.Second)
 	}
 	y.works.observed("205", t0.Add(expectationTTL+21*time.Second))
-	if got := y.pendingWrites(owner, nil, y.works.mark(), t0.Add(expectationTTL+22*time.Second)); got != expectationTTL {
+	if got := y.pendingWrites(owner, behind, y.works.mark(), t0.Add(expectationTTL+22*time.Second)); got != expectationTTL {
 		t.Fatalf("the cache past a: pending = %v, want %v", got, expectationTTL)
 	}
 	y.works.observed("210", t0.Add(expectationTTL+23*time.Second))
-	if got := y.pendingWrites(owner, nil, y.works.mark(), t0.Add(expectationTTL+24*time.Second)); got != 0 {
-		t.Fatalf("the cache past both writes (their works gone since): pending = %v, want 0", got)
+	if got := y.pendingWrites(owner, behind, y.works.mark(), t0.Add(expectationTTL+24*time.Second)); got != 0 {
+		t.Fatalf("the cache past both updates: pending = %v, want 0", got)
+	}
+
+	// A create the cache never lists ends the wait expectationCap after the writes, however the cache advances.
+	var z memory
+	z.expectWrites(owner, map[string]expectedWrite{"c": {version: "300"}}, t0)
+	for at := time.Minute; at < expectationCap; at += time.Minute {
+		z.works.observed(strconv.Itoa(300+int(at/time.Minute)), t0.Add(at))
+		if got := z.pendingWrites(owner, nil, z.works.mark(), t0.Add(at)); got <= 0 {
+			t.Fatalf("%v after the writes, the cache advancing: pending = %v, want more than 0", at, got)
+		}
+	}
+	if got := z.pendingWrites(owner, nil, z.works.mark(), t0.Add(expectationCap)); got != 0 {
+		t.Fatalf("at the cap: pending = %v, want 0", got)
 	}
 }
 

@@ -15,19 +15,20 @@ type expectedWrite struct {
 	staleVersion string
 	// deletedUID is the UID of a deleted work; empty for a create or update.
 	deletedUID types.UID
-	// version is the resourceVersion a create or update returned; empty when unknown (a delete).
+	// version is the resourceVersion an update returned; empty for a create or delete, which only the cached
+	// list shows.
 	version string
 }
 
-// seenIn says whether the cached work of the cluster (nil when none) reflects the write, or the cache had
-// delivered the hub's ManifestWorks up to cacheVersion (cacheMark.version), at or past the write's version.
-// The watch delivers versions in order, so any version other than the replaced one is the written one or
-// newer; and a cache past the write has shown it, even when the work it created is already gone again.
+// seenIn says whether the cached work of the cluster (nil when none) reflects the write, or, for an update, the
+// cache had delivered the hub's ManifestWorks up to cacheVersion (cacheMark.version), at or past the update's
+// version. The watch delivers versions in order, so any version other than the replaced one is the written one
+// or newer.
 func (e expectedWrite) seenIn(cached *workv1.ManifestWork, cacheVersion string) bool {
-	// Only for an update: a create the cache does not list yet stays unseen, whatever the cache's mark, so a
-	// cache that delivers events before its lists show them (as a test's lagging cache does) is not trusted
-	// to list it. A create that never shows (deleted at once by someone else) ends the wait at expectationCap.
-	if e.version != "" && e.staleVersion != "" && cacheVersion != "" {
+	// Not for a create: one the cache does not list yet stays unseen, whatever the cache's mark, so a cache
+	// that delivers events before its lists show them (as a test's lagging cache does) is not trusted to list
+	// it. A create that never shows (deleted at once by someone else) ends the wait at expectationCap.
+	if e.version != "" && cacheVersion != "" {
 		if c, err := resourceversion.CompareResourceVersion(cacheVersion, e.version); err == nil && c >= 0 {
 			return true
 		}

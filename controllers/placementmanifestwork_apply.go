@@ -88,7 +88,7 @@ func (r *PlacementManifestWorkReconciler) apply(ctx context.Context, pmw *workv1
 		mu.Lock()
 		switch {
 		case o.existing == nil:
-			expected[o.cluster] = expectedWrite{version: result.ResourceVersion}
+			expected[o.cluster] = expectedWrite{}
 		case result.ResourceVersion != o.existing.ResourceVersion:
 			// An update the API server found to change nothing keeps the version and sends no event to wait for.
 			expected[o.cluster] = expectedWrite{staleVersion: o.existing.ResourceVersion, version: result.ResourceVersion}

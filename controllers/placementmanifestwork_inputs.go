@@ -34,7 +34,7 @@ func (r *PlacementManifestWorkReconciler) ownedWorks(ctx context.Context, pmw *w
 	ownership := manifestwork.OwnershipOf(pmw)
 	// The works are only read (an update writes a copy), so the cache's objects are not copied: at thousands of
 	// clusters the copies would dominate each reconcile.
-	if err := r.reader().List(ctx, list, client.UnsafeDisableDeepCopy, client.MatchingLabels(ownership.Labels())); err != nil {
+	if err := r.listByLabel(ctx, list, workv1alpha1.LabelPlacementManifestWork, ownership.LabelValue(), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing ManifestWorks: %w", err)
 	}
 	owned := make(map[string]*workv1.ManifestWork, len(list.Items))
@@ -53,6 +53,16 @@ func (r *PlacementManifestWorkReconciler) reader() client.Reader {
 		return r.preview
 	}
 	return r.Client
+}
+
+// listByLabel lists the objects whose label has value through the field index that mirrors the label
+// (labelIndex): the cache matches a label selector against every object of the type, an index looks them up. A
+// preview's plain reader has no index and sends the label selector to the API server.
+func (r *PlacementManifestWorkReconciler) listByLabel(ctx context.Context, list client.ObjectList, label, value string, opts ...client.ListOption) error {
+	if r.preview != nil {
+		return r.reader().List(ctx, list, append(opts, client.MatchingLabels{label: value})...)
+	}
+	return r.reader().List(ctx, list, append(opts, client.MatchingFields{labelIndex[label]: value})...)
 }
 
 // resolvePlacement finds the Placement, creating it when the PlacementManifestWork names none, and collects
@@ -74,8 +84,7 @@ func (r *PlacementManifestWorkReconciler) resolvePlacement(ctx context.Context, 
 	obs.placement = placement
 
 	decisions := &clusterv1beta1.PlacementDecisionList{}
-	if err := r.reader().List(ctx, decisions, client.InNamespace(pmw.Namespace),
-		client.MatchingLabels{clusterv1beta1.PlacementLabel: obs.placementName}); err != nil {
+	if err := r.listByLabel(ctx, decisions, clusterv1beta1.PlacementLabel, obs.placementName, client.InNamespace(pmw.Namespace)); err != nil {
 		return fmt.Errorf("listing PlacementDecisions: %w", err)
 	}
 	obs.decisions = decisions.Items

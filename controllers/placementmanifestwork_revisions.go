@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/revision"
 )
 
@@ -19,7 +20,7 @@ import (
 // controller.
 func (r *PlacementManifestWorkReconciler) ownedRevisions(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork) ([]*appsv1.ControllerRevision, error) {
 	list := &appsv1.ControllerRevisionList{}
-	if err := r.reader().List(ctx, list, client.InNamespace(pmw.Namespace), client.MatchingLabels(revision.Labels(pmw))); err != nil {
+	if err := r.listByLabel(ctx, list, workv1alpha1.LabelPlacementManifestWork, manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)), client.InNamespace(pmw.Namespace)); err != nil {
 		return nil, fmt.Errorf("listing ControllerRevisions: %w", err)
 	}
 	return revision.Owned(list.Items, pmw), nil

@@ -162,6 +162,9 @@ func (o Ownership) Labels() map[string]string {
 	return map[string]string{workv1alpha1.LabelPlacementManifestWork: o.label}
 }
 
+// LabelValue is the value of o's LabelPlacementManifestWork label.
+func (o Ownership) LabelValue() string { return o.label }
+
 // Owns reports whether work carries the label, owner annotation and UID of o's PlacementManifestWork.
 func (o Ownership) Owns(work *workv1.ManifestWork) bool {
 	return work.Labels[workv1alpha1.LabelPlacementManifestWork] == o.label &&

@@ -182,7 +182,7 @@ func (m *memory) pendingWrites(key types.NamespacedName, cached map[string]*work
 	}
 	unseen := 0
 	for cluster, w := range p.writes {
-		if !w.seenIn(cached[cluster], listed.version) {
+		if !w.seenIn(cached[cluster]) {
 			unseen++
 		}
 	}

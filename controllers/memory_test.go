@@ -28,28 +28,29 @@ func TestExpectedWriteSeenIn(t *testing.T) {
 		name   string
 		write  expectedWrite
 		cached *workv1.ManifestWork
-		// cacheVersion is how far the cache has come (workCache.version); "" when unknown.
-		cacheVersion string
-		want         bool
+		want   bool
 	}{
-		{"create, not cached yet", expectedWrite{}, nil, "", false},
-		{"create, cached", expectedWrite{}, cachedWork("u", "5", false), "", true},
-		{"update, cache still has the replaced version", expectedWrite{staleVersion: "5"}, cachedWork("u", "5", false), "", false},
-		{"update, cache has a later version", expectedWrite{staleVersion: "5"}, cachedWork("u", "9", false), "", true},
-		{"update, work gone since", expectedWrite{staleVersion: "5"}, nil, "", true},
-		{"delete, cache still has the work", expectedWrite{deletedUID: "u"}, cachedWork("u", "5", false), "", false},
-		{"delete, cache has it terminating", expectedWrite{deletedUID: "u"}, cachedWork("u", "6", true), "", true},
-		{"delete, gone", expectedWrite{deletedUID: "u"}, nil, "", true},
-		{"delete, a new work of the same name", expectedWrite{deletedUID: "u"}, cachedWork("v", "7", false), "", true},
-		{"create, not cached, the cache's mark past it: only the list shows a create", expectedWrite{}, nil, "130", false},
-		{"create, not cached, the cache behind it", expectedWrite{version: "120"}, nil, "99", false},
-		{"create, the cache's version not comparable", expectedWrite{version: "120"}, nil, "abc", false},
-		{"update, the cache past it though the cached work is older", expectedWrite{staleVersion: "5", version: "9"}, cachedWork("u", "5", false), "10", true},
-		{"update, the cache behind it", expectedWrite{staleVersion: "5", version: "9"}, cachedWork("u", "5", false), "8", false},
+		{"create, not cached yet", expectedWrite{}, nil, false},
+		{"create, cached", expectedWrite{}, cachedWork("u", "5", false), true},
+		{"update, cache still has the replaced version", expectedWrite{staleVersion: "5"}, cachedWork("u", "5", false), false},
+		{"update, cache has a later version", expectedWrite{staleVersion: "5"}, cachedWork("u", "9", false), true},
+		{"update, work gone since", expectedWrite{staleVersion: "5"}, nil, true},
+		{"delete, cache still has the work", expectedWrite{deletedUID: "u"}, cachedWork("u", "5", false), false},
+		{"delete, cache has it terminating", expectedWrite{deletedUID: "u"}, cachedWork("u", "6", true), true},
+		{"delete, gone", expectedWrite{deletedUID: "u"}, nil, true},
+		{"delete, a new work of the same name", expectedWrite{deletedUID: "u"}, cachedWork("v", "7", false), true},
+		{"update, cached at the version it returned", expectedWrite{staleVersion: "5", version: "9"}, cachedWork("u", "9", false), true},
+		{"update, cached past it (an agent's report since)", expectedWrite{staleVersion: "5", version: "9"}, cachedWork("u", "12", false), true},
+		// A relist replaces the cached works one by one: the cache holds newer works than this one.
+		{"update, cached at the replaced version", expectedWrite{staleVersion: "5", version: "9"}, cachedWork("u", "5", false), false},
+		// After a conflict the update is written from a fresh read (adopt): the cache may hold a version newer
+		// than the one the plan replaced and still older than the write.
+		{"update after a fresh read, cached between the two", expectedWrite{staleVersion: "5", version: "9"}, cachedWork("u", "7", false), false},
+		{"update, versions that do not compare", expectedWrite{staleVersion: "a", version: "b"}, cachedWork("u", "c", false), true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.write.seenIn(tc.cached, tc.cacheVersion); got != tc.want {
+			if got := tc.write.seenIn(tc.cached); got != tc.want {
 				t.Fatalf("seenIn = %v, want %v", got, tc.want)
 			}
 		})
@@ -109,7 +110,7 @@ func TestMemoryWriteExpectations(t *testing.T) {
 	}
 
 	// A cache far behind, on its way to this owner's writes through other works' events, is waited for while
-	// it advances, and its passing a write's version shows the write.
+	// it advances; each work shows its update once cached at or past the version the update returned.
 	var y memory
 	y.expectWrites(owner, map[string]expectedWrite{"a": {staleVersion: "1", version: "200"}, "b": {staleVersion: "2", version: "210"}}, t0)
 	behind := map[string]*workv1.ManifestWork{"a": cachedWork("ua", "1", false), "b": cachedWork("ub", "2", false)}
@@ -121,13 +122,19 @@ func TestMemoryWriteExpectations(t *testing.T) {
 	if got := y.pendingWrites(owner, behind, y.works.mark(), t0.Add(expectationTTL+20*time.Second)); got != expectationTTL-5*time.Second {
 		t.Fatalf("past the TTL from the writes, the cache advancing: pending = %v, want %v", got, expectationTTL-5*time.Second)
 	}
-	y.works.observed("205", t0.Add(expectationTTL+21*time.Second))
-	if got := y.pendingWrites(owner, behind, y.works.mark(), t0.Add(expectationTTL+22*time.Second)); got != expectationTTL {
-		t.Fatalf("the cache past a: pending = %v, want %v", got, expectationTTL)
+	// A relist replacing the cache's works: the cache has delivered works newer than both updates, and still
+	// holds these two as they were.
+	y.works.observed("300", t0.Add(expectationTTL+21*time.Second))
+	if got := y.pendingWrites(owner, behind, y.works.mark(), t0.Add(expectationTTL+22*time.Second)); got != expectationTTL-time.Second {
+		t.Fatalf("the cache past both updates, its works not yet replaced: pending = %v, want %v", got, expectationTTL-time.Second)
 	}
-	y.works.observed("210", t0.Add(expectationTTL+23*time.Second))
-	if got := y.pendingWrites(owner, behind, y.works.mark(), t0.Add(expectationTTL+24*time.Second)); got != 0 {
-		t.Fatalf("the cache past both updates: pending = %v, want 0", got)
+	aShown := map[string]*workv1.ManifestWork{"a": cachedWork("ua", "200", false), "b": cachedWork("ub", "2", false)}
+	if got := y.pendingWrites(owner, aShown, y.works.mark(), t0.Add(expectationTTL+23*time.Second)); got != expectationTTL {
+		t.Fatalf("a shown: pending = %v, want %v", got, expectationTTL)
+	}
+	bothShown := map[string]*workv1.ManifestWork{"a": cachedWork("ua", "200", false), "b": cachedWork("ub", "215", false)}
+	if got := y.pendingWrites(owner, bothShown, y.works.mark(), t0.Add(expectationTTL+24*time.Second)); got != 0 {
+		t.Fatalf("both shown (b past its update): pending = %v, want 0", got)
 	}
 
 	// A create the cache never lists ends the wait expectationCap after the writes, however the cache advances.

@@ -71,17 +71,10 @@ func (c *workCache) observed(version string, now time.Time) {
 	c.newest, c.advancedAt = version, now
 }
 
-// cacheMark is how far the cache of ManifestWorks had come at a moment: the newest resourceVersion it had
-// delivered ("" before any) and when it last advanced.
-type cacheMark struct {
-	version    string
-	advancedAt time.Time
-}
-
-// mark is how far the cache has come now; taken before listing from the cache, so that progress it made during
-// the list counts from the next reconcile on.
-func (c *workCache) mark() cacheMark {
+// lastAdvance is when the cache last advanced. Taken before listing from the cache, progress it makes during the
+// list counts from the next reconcile on.
+func (c *workCache) lastAdvance() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return cacheMark{version: c.newest, advancedAt: c.advancedAt}
+	return c.advancedAt
 }

@@ -171,9 +171,9 @@ func (m *memory) expectWrites(key types.NamespacedName, writes map[string]expect
 }
 
 // pendingWrites returns how long to wait at most for the cache, given the PlacementManifestWork's cached works
-// by cluster and how far the cache had come before they were listed (m.works.mark()), or zero when it shows
-// every expected write (or has come no closer to them for expectationTTL), forgetting them then.
-func (m *memory) pendingWrites(key types.NamespacedName, cached map[string]*workv1.ManifestWork, listed cacheMark, now time.Time) time.Duration {
+// by cluster and when the cache had last advanced before they were listed (m.works.lastAdvance()), or zero when
+// it shows every expected write (or has come no closer to them for expectationTTL), forgetting them then.
+func (m *memory) pendingWrites(key types.NamespacedName, cached map[string]*workv1.ManifestWork, cacheAdvancedAt, now time.Time) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, ok := m.byPMW[key]
@@ -189,8 +189,8 @@ func (m *memory) pendingWrites(key types.NamespacedName, cached map[string]*work
 	if unseen < p.writesUnseen {
 		p.writesAt, p.writesUnseen = now, unseen
 	}
-	if listed.advancedAt.After(p.writesAt) {
-		p.writesAt = listed.advancedAt
+	if cacheAdvancedAt.After(p.writesAt) {
+		p.writesAt = cacheAdvancedAt
 	}
 	left := min(expectationTTL-now.Sub(p.writesAt), expectationCap-now.Sub(p.writtenAt))
 	if unseen > 0 && left > 0 {

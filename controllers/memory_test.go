@@ -61,34 +61,34 @@ func TestMemoryWriteExpectations(t *testing.T) {
 	owner := types.NamespacedName{Namespace: "ns", Name: "pmw"}
 	t0 := time.Unix(1000, 0)
 	var x memory
-	if got := x.pendingWrites(owner, nil, cacheMark{}, t0); got != 0 {
+	if got := x.pendingWrites(owner, nil, time.Time{}, t0); got != 0 {
 		t.Fatalf("nothing expected: pending = %v, want 0", got)
 	}
 	x.expectWrites(owner, map[string]expectedWrite{"a": {}, "b": {staleVersion: "5"}}, t0)
 
 	partly := map[string]*workv1.ManifestWork{"a": cachedWork("ua", "1", false), "b": cachedWork("ub", "5", false)}
 	// The cache showed a since the writes: the wait counts from now.
-	if got := x.pendingWrites(owner, partly, cacheMark{}, t0.Add(time.Second)); got != expectationTTL {
+	if got := x.pendingWrites(owner, partly, time.Time{}, t0.Add(time.Second)); got != expectationTTL {
 		t.Fatalf("a seen, b not: pending = %v, want %v", got, expectationTTL)
 	}
-	if got := x.pendingWrites(types.NamespacedName{Namespace: "ns", Name: "other"}, nil, cacheMark{}, t0); got != 0 {
+	if got := x.pendingWrites(types.NamespacedName{Namespace: "ns", Name: "other"}, nil, time.Time{}, t0); got != 0 {
 		t.Fatalf("another owner: pending = %v, want 0", got)
 	}
 	caught := map[string]*workv1.ManifestWork{"a": cachedWork("ua", "1", false), "b": cachedWork("ub", "6", false)}
-	if got := x.pendingWrites(owner, caught, cacheMark{}, t0.Add(2*time.Second)); got != 0 {
+	if got := x.pendingWrites(owner, caught, time.Time{}, t0.Add(2*time.Second)); got != 0 {
 		t.Fatalf("all seen: pending = %v, want 0", got)
 	}
 	// Once seen, the expectations are forgotten: an older cache no longer holds the owner back.
-	if got := x.pendingWrites(owner, partly, cacheMark{}, t0.Add(3*time.Second)); got != 0 {
+	if got := x.pendingWrites(owner, partly, time.Time{}, t0.Add(3*time.Second)); got != 0 {
 		t.Fatalf("after catching up: pending = %v, want 0", got)
 	}
 
 	// A write the cache never shows holds the owner back for expectationTTL at most.
 	x.expectWrites(owner, map[string]expectedWrite{"c": {}}, t0)
-	if got := x.pendingWrites(owner, nil, cacheMark{}, t0.Add(expectationTTL-time.Millisecond)); got != time.Millisecond {
+	if got := x.pendingWrites(owner, nil, time.Time{}, t0.Add(expectationTTL-time.Millisecond)); got != time.Millisecond {
 		t.Fatalf("just before the TTL: pending = %v, want 1ms", got)
 	}
-	if got := x.pendingWrites(owner, nil, cacheMark{}, t0.Add(expectationTTL)); got != 0 {
+	if got := x.pendingWrites(owner, nil, time.Time{}, t0.Add(expectationTTL)); got != 0 {
 		t.Fatalf("at the TTL: pending = %v, want 0", got)
 	}
 
@@ -96,16 +96,16 @@ func TestMemoryWriteExpectations(t *testing.T) {
 	// showed more, not from the writes (planning from it would repeat the writes it has not shown).
 	x.expectWrites(owner, map[string]expectedWrite{"a": {}, "b": {}, "c": {}}, t0)
 	some := map[string]*workv1.ManifestWork{"a": cachedWork("ua", "1", false)}
-	if got := x.pendingWrites(owner, some, cacheMark{}, t0.Add(20*time.Second)); got != expectationTTL {
+	if got := x.pendingWrites(owner, some, time.Time{}, t0.Add(20*time.Second)); got != expectationTTL {
 		t.Fatalf("the cache showed more: pending = %v, want %v", got, expectationTTL)
 	}
-	if got := x.pendingWrites(owner, some, cacheMark{}, t0.Add(expectationTTL+15*time.Second)); got != 5*time.Second {
+	if got := x.pendingWrites(owner, some, time.Time{}, t0.Add(expectationTTL+15*time.Second)); got != 5*time.Second {
 		t.Fatalf("past the TTL from the writes, not from the last progress: pending = %v, want 5s", got)
 	}
-	if got := x.pendingWrites(owner, some, cacheMark{}, t0.Add(expectationTTL+20*time.Second)); got != 0 {
+	if got := x.pendingWrites(owner, some, time.Time{}, t0.Add(expectationTTL+20*time.Second)); got != 0 {
 		t.Fatalf("no progress for the TTL: pending = %v, want 0", got)
 	}
-	if got := x.pendingWrites(owner, nil, cacheMark{}, t0.Add(expectationTTL+21*time.Second)); got != 0 {
+	if got := x.pendingWrites(owner, nil, time.Time{}, t0.Add(expectationTTL+21*time.Second)); got != 0 {
 		t.Fatalf("once given up, forgotten: pending = %v, want 0", got)
 	}
 
@@ -115,25 +115,25 @@ func TestMemoryWriteExpectations(t *testing.T) {
 	y.expectWrites(owner, map[string]expectedWrite{"a": {staleVersion: "1", version: "200"}, "b": {staleVersion: "2", version: "210"}}, t0)
 	behind := map[string]*workv1.ManifestWork{"a": cachedWork("ua", "1", false), "b": cachedWork("ub", "2", false)}
 	y.works.observed("150", t0.Add(20*time.Second))
-	if got := y.pendingWrites(owner, behind, y.works.mark(), t0.Add(40*time.Second)); got != expectationTTL-20*time.Second {
+	if got := y.pendingWrites(owner, behind, y.works.lastAdvance(), t0.Add(40*time.Second)); got != expectationTTL-20*time.Second {
 		t.Fatalf("the cache advanced 20 s ago: pending = %v, want %v", got, expectationTTL-20*time.Second)
 	}
 	y.works.observed("180", t0.Add(expectationTTL+15*time.Second))
-	if got := y.pendingWrites(owner, behind, y.works.mark(), t0.Add(expectationTTL+20*time.Second)); got != expectationTTL-5*time.Second {
+	if got := y.pendingWrites(owner, behind, y.works.lastAdvance(), t0.Add(expectationTTL+20*time.Second)); got != expectationTTL-5*time.Second {
 		t.Fatalf("past the TTL from the writes, the cache advancing: pending = %v, want %v", got, expectationTTL-5*time.Second)
 	}
 	// A relist replacing the cache's works: the cache has delivered works newer than both updates, and still
 	// holds these two as they were.
 	y.works.observed("300", t0.Add(expectationTTL+21*time.Second))
-	if got := y.pendingWrites(owner, behind, y.works.mark(), t0.Add(expectationTTL+22*time.Second)); got != expectationTTL-time.Second {
+	if got := y.pendingWrites(owner, behind, y.works.lastAdvance(), t0.Add(expectationTTL+22*time.Second)); got != expectationTTL-time.Second {
 		t.Fatalf("the cache past both updates, its works not yet replaced: pending = %v, want %v", got, expectationTTL-time.Second)
 	}
 	aShown := map[string]*workv1.ManifestWork{"a": cachedWork("ua", "200", false), "b": cachedWork("ub", "2", false)}
-	if got := y.pendingWrites(owner, aShown, y.works.mark(), t0.Add(expectationTTL+23*time.Second)); got != expectationTTL {
+	if got := y.pendingWrites(owner, aShown, y.works.lastAdvance(), t0.Add(expectationTTL+23*time.Second)); got != expectationTTL {
 		t.Fatalf("a shown: pending = %v, want %v", got, expectationTTL)
 	}
 	bothShown := map[string]*workv1.ManifestWork{"a": cachedWork("ua", "200", false), "b": cachedWork("ub", "215", false)}
-	if got := y.pendingWrites(owner, bothShown, y.works.mark(), t0.Add(expectationTTL+24*time.Second)); got != 0 {
+	if got := y.pendingWrites(owner, bothShown, y.works.lastAdvance(), t0.Add(expectationTTL+24*time.Second)); got != 0 {
 		t.Fatalf("both shown (b past its update): pending = %v, want 0", got)
 	}
 
@@ -142,11 +142,11 @@ func TestMemoryWriteExpectations(t *testing.T) {
 	z.expectWrites(owner, map[string]expectedWrite{"c": {}}, t0)
 	for at := time.Minute; at < expectationCap; at += time.Minute {
 		z.works.observed(strconv.Itoa(300+int(at/time.Minute)), t0.Add(at))
-		if got := z.pendingWrites(owner, nil, z.works.mark(), t0.Add(at)); got <= 0 {
+		if got := z.pendingWrites(owner, nil, z.works.lastAdvance(), t0.Add(at)); got <= 0 {
 			t.Fatalf("%v after the writes, the cache advancing: pending = %v, want more than 0", at, got)
 		}
 	}
-	if got := z.pendingWrites(owner, nil, z.works.mark(), t0.Add(expectationCap)); got != 0 {
+	if got := z.pendingWrites(owner, nil, z.works.lastAdvance(), t0.Add(expectationCap)); got != 0 {
 		t.Fatalf("at the cap: pending = %v, want 0", got)
 	}
 }
@@ -154,8 +154,8 @@ func TestMemoryWriteExpectations(t *testing.T) {
 func TestWorkCache(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	var c workCache
-	if m := c.mark(); m.version != "" || !m.advancedAt.IsZero() {
-		t.Fatalf("nothing delivered: %+v", m)
+	if v, at := c.newest, c.lastAdvance(); v != "" || !at.IsZero() {
+		t.Fatalf("nothing delivered: %q at %v", v, at)
 	}
 	steps := []struct {
 		version  string
@@ -173,8 +173,7 @@ func TestWorkCache(t *testing.T) {
 	// Step i is delivered at t0 + i+1 seconds.
 	for i, s := range steps {
 		c.observed(s.version, t0.Add(time.Duration(i+1)*time.Second))
-		m := c.mark()
-		v, at := m.version, m.advancedAt
+		v, at := c.newest, c.lastAdvance()
 		if want := t0.Add(time.Duration(s.wantSecs) * time.Second); v != s.wantNew || (s.wantSecs > 0 && !at.Equal(want)) {
 			t.Fatalf("after %q: %q at %v, want %q at %v", s.version, v, at, s.wantNew, want)
 		}
@@ -226,7 +225,7 @@ func TestMemoryForgetDropsEverything(t *testing.T) {
 	if _, ok := m.fanOutDone(key, 1, later); ok {
 		t.Error("fan-out clock kept")
 	}
-	if got := m.pendingWrites(key, nil, cacheMark{}, later); got != 0 {
+	if got := m.pendingWrites(key, nil, time.Time{}, later); got != 0 {
 		t.Errorf("write expectations kept: %v", got)
 	}
 	if got := m.leaving(key, []string{"a"}, later); !got["a"].Equal(later) {

@@ -104,14 +104,14 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 
-	listed := r.memory.works.mark()
+	cacheAdvancedAt := r.memory.works.lastAdvance()
 	owned, err := r.ownedWorks(ctx, pmw)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	// Planning from a cache that misses this manager's own last writes would only repeat them; their watch
 	// events wake this PlacementManifestWork again, the requeue is a backstop.
-	if wait := r.memory.pendingWrites(req.NamespacedName, owned, listed, r.now()); wait > 0 {
+	if wait := r.memory.pendingWrites(req.NamespacedName, owned, cacheAdvancedAt, r.now()); wait > 0 {
 		log.V(1).Info("Waiting for the cache to show the last ManifestWork writes")
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}

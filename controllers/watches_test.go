@@ -46,7 +46,7 @@ func TestWorkEventsPaced(t *testing.T) {
 			q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 			defer q.ShutDown()
 			r.workEvents().Update(context.Background(), event.UpdateEvent{ObjectOld: work, ObjectNew: work}, q)
-			if got := r.memory.works.mark().version; got != work.ResourceVersion {
+			if got := r.memory.works.newest; got != work.ResourceVersion {
 				t.Fatalf("the cache's version = %q, want the work's %q", got, work.ResourceVersion)
 			}
 			if got := q.Len() == 1; got != tc.now {

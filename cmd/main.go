@@ -81,7 +81,7 @@ func main() {
 			os.Exit(1)
 		}
 		fleetCfg.QPS, fleetCfg.Burst = float32(qps), burst
-		if err := fleet.SetupWithManager(mgr, fleetCfg); err != nil {
+		if err := fleet.SetupWithManager(ctx, mgr, fleetCfg); err != nil {
 			log.Error(err, "Unable to set up the fleet controller")
 			os.Exit(1)
 		}

@@ -5,18 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/labelindex"
 )
 
-// Field index keys on PlacementManifestWorks, ManagedClusters, and the objects the manager finds by label.
+// Field index keys on PlacementManifestWorks and ManagedClusters; those that mirror a label are labelindex's.
 const (
 	// IndexPlacement indexes a PlacementManifestWork by the name of the Placement it uses.
 	IndexPlacement = "placementManifestWork.placement"
@@ -36,40 +34,7 @@ const (
 	// IndexUnavailable indexes, under "true", the ManagedClusters that are not available, so a reconcile reads
 	// those instead of every cluster of the hub.
 	IndexUnavailable = "managedCluster.unavailable"
-	// IndexOwnerLabel indexes ManifestWorks and ControllerRevisions by their LabelPlacementManifestWork value,
-	// so a reconcile reads its own instead of matching the label of every work on the hub: with 2,500 PMWs of
-	// 20 works each, the label scan made every reconcile cost 50,000 works.
-	IndexOwnerLabel = "placementManifestWork.ownerLabel"
-	// IndexPlacementLabel indexes PlacementDecisions by their Placement's label, for the same reason: every
-	// decision of a namespace otherwise.
-	IndexPlacementLabel = "placementDecision.placement"
 )
-
-// byLabel indexes an object by the value of one of its labels.
-func byLabel(key string) client.IndexerFunc {
-	return func(o client.Object) []string {
-		if v, ok := o.GetLabels()[key]; ok {
-			return []string{v}
-		}
-		return nil
-	}
-}
-
-// labelIndex is the field index that mirrors each label the manager finds objects by (listByLabel).
-var labelIndex = map[string]string{
-	workv1alpha1.LabelPlacementManifestWork: IndexOwnerLabel,
-	clusterv1beta1.PlacementLabel:           IndexPlacementLabel,
-}
-
-// labelIndexed are the types listed by those labels, and the label of each.
-var labelIndexed = []struct {
-	obj   client.Object
-	label string
-}{
-	{&workv1.ManifestWork{}, workv1alpha1.LabelPlacementManifestWork},
-	{&appsv1.ControllerRevision{}, workv1alpha1.LabelPlacementManifestWork},
-	{&clusterv1beta1.PlacementDecision{}, clusterv1beta1.PlacementLabel},
-}
 
 func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
@@ -116,12 +81,8 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	}); err != nil {
 		return fmt.Errorf("indexing ManagedClusters by availability: %w", err)
 	}
-	for _, l := range labelIndexed {
-		if err := idx.IndexField(ctx, l.obj, labelIndex[l.label], byLabel(l.label)); err != nil {
-			return fmt.Errorf("indexing %T by label %s: %w", l.obj, l.label, err)
-		}
-	}
-	return nil
+	// The works, revisions and decisions by the labels a reconcile finds them by.
+	return labelindex.Setup(ctx, idx)
 }
 
 // templateKinds are the group/kind keys (templateKindKey) of a PlacementManifestWork's manifests; a manifest

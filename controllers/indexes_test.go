@@ -13,10 +13,9 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/labelindex/labelindextest"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 )
 
@@ -46,18 +45,7 @@ func TestReconcileReadsThroughIndexes(t *testing.T) {
 	foreign.Annotations[workv1alpha1.AnnotationOwnerUID] = "someone-else"
 	objs = append(objs, foreign)
 
-	b := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(objs...)
-	for _, l := range labelIndexed {
-		b = b.WithIndex(l.obj, labelIndex[l.label], byLabel(l.label))
-	}
-	c := interceptor.NewClient(b.Build(), interceptor.Funcs{
-		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-			if o := (&client.ListOptions{}).ApplyOptions(opts); o.LabelSelector != nil {
-				return fmt.Errorf("%T listed by label selector %s: the cache would match it against every object", list, o.LabelSelector)
-			}
-			return c.List(ctx, list, opts...)
-		},
-	})
+	c := labelindextest.NoLabelSelectors(Scheme(), objs...)
 	r := &PlacementManifestWorkReconciler{Client: c}
 
 	owned, err := r.ownedWorks(ctx, mine)

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/labelindex"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
@@ -56,13 +57,13 @@ func (r *PlacementManifestWorkReconciler) reader() client.Reader {
 }
 
 // listByLabel lists the objects whose label has value through the field index that mirrors the label
-// (labelIndex): the cache matches a label selector against every object of the type, an index looks them up. A
+// (labelindex): the cache matches a label selector against every object of the type, an index looks them up. A
 // preview's plain reader has no index and sends the label selector to the API server.
 func (r *PlacementManifestWorkReconciler) listByLabel(ctx context.Context, list client.ObjectList, label, value string, opts ...client.ListOption) error {
 	if r.preview != nil {
 		return r.reader().List(ctx, list, append(opts, client.MatchingLabels{label: value})...)
 	}
-	return r.reader().List(ctx, list, append(opts, client.MatchingFields{labelIndex[label]: value})...)
+	return labelindex.List(ctx, r.reader(), list, label, value, opts...)
 }
 
 // resolvePlacement finds the Placement, creating it when the PlacementManifestWork names none, and collects

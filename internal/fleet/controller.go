@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/labelindex"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/fleet"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter"
@@ -126,7 +127,11 @@ type Reconciler struct {
 
 // SetupWithManager adds the fleet API server reached with fleetConfig to mgr as a second cluster and registers
 // the controller.
-func SetupWithManager(mgr ctrl.Manager, fleetConfig *rest.Config) error {
+func SetupWithManager(ctx context.Context, mgr ctrl.Manager, fleetConfig *rest.Config) error {
+	// The generated PlacementManifestWork's works, revisions and decisions, by the labels readHub finds them by.
+	if err := labelindex.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	fc, err := cluster.New(fleetConfig, func(o *cluster.Options) {
 		o.Scheme = runtime.NewScheme()
 		o.Cache.DefaultTransform = cache.TransformStripManagedFields()

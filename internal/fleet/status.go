@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/labelindex"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/fleet"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
@@ -41,7 +42,7 @@ type hubView struct {
 	unhealthy map[string]workv1alpha1.ClusterHealth
 }
 
-// readHub lists the decided clusters and the works of pmw.
+// readHub lists the decided clusters and the works of pmw, through the cache's label indexes (labelindex).
 func (r *Reconciler) readHub(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork) (hubView, error) {
 	v := hubView{works: map[string]*workv1.ManifestWork{}, unhealthy: map[string]workv1alpha1.ClusterHealth{},
 		carried: map[string]map[fleet.Key]int64{}}
@@ -54,7 +55,7 @@ func (r *Reconciler) readHub(ctx context.Context, pmw *workv1alpha1.PlacementMan
 	}
 	works := &workv1.ManifestWorkList{}
 	ownership := manifestwork.OwnershipOf(pmw)
-	if err := r.Hub.List(ctx, works, client.MatchingLabels(ownership.Labels())); err != nil {
+	if err := labelindex.List(ctx, r.Hub, works, workv1alpha1.LabelPlacementManifestWork, ownership.LabelValue()); err != nil {
 		return v, fmt.Errorf("list the works: %w", err)
 	}
 	for i := range works.Items {
@@ -67,8 +68,8 @@ func (r *Reconciler) readHub(ctx context.Context, pmw *workv1alpha1.PlacementMan
 	decided := map[string]bool{}
 	if pmw.Spec.PlacementRef != nil {
 		decisions := &clusterv1beta1.PlacementDecisionList{}
-		if err := r.Hub.List(ctx, decisions, client.InNamespace(pmw.Namespace),
-			client.MatchingLabels{clusterv1beta1.PlacementLabel: pmw.Spec.PlacementRef.Name}); err != nil {
+		if err := labelindex.List(ctx, r.Hub, decisions, clusterv1beta1.PlacementLabel, pmw.Spec.PlacementRef.Name,
+			client.InNamespace(pmw.Namespace)); err != nil {
 			return v, fmt.Errorf("list the placement decisions: %w", err)
 		}
 		for _, d := range decisions.Items {
@@ -96,7 +97,8 @@ func (r *Reconciler) readHub(ctx context.Context, pmw *workv1alpha1.PlacementMan
 // changes) and the hashes find the revision (revision.ByTemplateHash).
 func (r *Reconciler) revisionGenerations(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork) (map[string]map[fleet.Key]int64, error) {
 	list := &appsv1.ControllerRevisionList{}
-	if err := r.Hub.List(ctx, list, client.InNamespace(pmw.Namespace), client.MatchingLabels(revision.Labels(pmw))); err != nil {
+	if err := labelindex.List(ctx, r.Hub, list, workv1alpha1.LabelPlacementManifestWork,
+		manifestwork.OwnerLabelValue(manifestwork.Owner(pmw)), client.InNamespace(pmw.Namespace)); err != nil {
 		return nil, fmt.Errorf("list the ControllerRevisions: %w", err)
 	}
 	owned := revision.Owned(list.Items, pmw)

@@ -328,7 +328,7 @@ func (r *runner) startManagers(ctx context.Context, cfg *rest.Config, c client.C
 		cancel()
 		return fmt.Errorf("setting up the manager: %w", err)
 	}
-	if err := fleetcontroller.SetupWithManager(pmwMgr, rest.CopyConfig(cfg)); err != nil {
+	if err := fleetcontroller.SetupWithManager(mgrCtx, pmwMgr, rest.CopyConfig(cfg)); err != nil {
 		cancel()
 		return fmt.Errorf("setting up the fleet controller: %w", err)
 	}

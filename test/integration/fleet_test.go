@@ -601,7 +601,7 @@ func startFleetManager(fleetCfg *rest.Config) (stop func()) {
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(internalfleet.SetupWithManager(m, fleetCfg)).To(Succeed())
+	Expect(internalfleet.SetupWithManager(context.Background(), m, fleetCfg)).To(Succeed())
 	return fw.Run(m, "the fleet manager")
 }
 

@@ -1,6 +1,7 @@
 package envhub
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -29,14 +30,25 @@ func RepoRoot() string {
 }
 
 // ModuleDir returns the directory of a module of this repository's build, from the module cache.
-func ModuleDir(module string) (string, error) {
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module)
-	cmd.Dir = RepoRoot()
+func ModuleDir(module string) (string, error) { return ModuleDirIn(RepoRoot(), module) }
+
+// ModuleDirIn returns the directory of a module of the build in dir, from the module cache, downloading it
+// first: on a fresh machine the cache may not hold it yet, and "go list -m" then names no directory at all.
+func ModuleDirIn(dir, module string) (string, error) {
+	cmd := exec.Command("go", "mod", "download", "-json", module)
+	cmd.Dir = dir
 	out, err := cmd.Output()
+	var got struct{ Dir, Error string }
+	if jsonErr := json.Unmarshal(out, &got); jsonErr == nil && got.Error != "" {
+		return "", fmt.Errorf("locating module %s: %s", module, got.Error)
+	}
 	if err != nil {
 		return "", fmt.Errorf("locating module %s: %w", module, err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	if got.Dir == "" {
+		return "", fmt.Errorf("locating module %s: go mod download named no directory", module)
+	}
+	return got.Dir, nil
 }
 
 // CRDPaths lists the CRD files of the hub: this project's and OCM's.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -317,11 +316,5 @@ func limitWorks(id string, clusters []string, version string) []*workv1.Manifest
 
 // ocmAPIDir is the open-cluster-management.io/api module OCM's binary is built with (its CRDs match it).
 func ocmAPIDir() (string, error) {
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "open-cluster-management.io/api")
-	cmd.Dir = filepath.Join(envhub.RepoRoot(), "hack", "tools", "ocm")
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("locating OCM's api module: %w", err)
-	}
-	return strings.TrimSpace(string(out)), nil
+	return envhub.ModuleDirIn(filepath.Join(envhub.RepoRoot(), "hack", "tools", "ocm"), "open-cluster-management.io/api")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -239,6 +240,7 @@ func (r *results) markdown() string {
 		oa, or, ow, oWhole := split("OCM MWRS")
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", k.label(), ma, mr, mw, oa, or, ow, ratio(mWhole, oWhole))
 	}
+	b.WriteString(r.deliveryTable())
 	b.WriteString(r.repeatsTable())
 	b.WriteString(r.recoveryTables())
 	b.WriteString("\nCost per row (each contender runs as its own process, started fresh for the row; requests and writes from the API server's audit log; of the first run where a row ran several times):\n\n")
@@ -406,6 +408,34 @@ func (r *results) repeatsTable() string {
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d of %d |\n", k.label(), st.name, list(m), list(o),
 				ratio(medianStep(m, st.f), medianStep(o, st.f)), wins, pairs)
+		}
+	}
+	return b.String()
+}
+
+// deliveryTable sets each roll-up beside the API server's delivery of the agents' reports: when the harness's
+// own watch of the works saw the last of them, which no controller's watch can beat by much. Medians over the
+// runs; rows where the harness's watch had not seen every report by the step's timeout are left out.
+func (r *results) deliveryTable() string {
+	var b strings.Builder
+	for _, k := range r.sizes() {
+		for _, contender := range []string{"manager", "OCM MWRS"} {
+			runs := r.runs(contender, k)
+			if len(runs) == 0 || slices.ContainsFunc(runs, func(x *row) bool { return !x.RollUp.ok() || x.RollUp.ReportsSeen == 0 }) {
+				continue
+			}
+			if b.Len() == 0 {
+				b.WriteString("\nRoll-up against the API server's delivery: when the harness's own watch of the works (a plain ")
+				b.WriteString("informer in the process that plays the agents) saw the last report, and the summary after that ")
+				b.WriteString("(seconds from the step's start):\n\n")
+				b.WriteString("| row | contender | agents' writes returned | the harness's watch saw the last report | summary complete | after the watch saw it |\n")
+				b.WriteString("| --- | --- | ---: | ---: | ---: | ---: |\n")
+			}
+			agents := medianStep(runs, func(x *row) *step { return &step{Seconds: x.RollUp.Agents} })
+			seen := medianStep(runs, func(x *row) *step { return &step{Seconds: x.RollUp.ReportsSeen} })
+			whole := medianStep(runs, func(x *row) *step { return x.RollUp })
+			after := medianStep(runs, func(x *row) *step { return &step{Seconds: x.RollUp.Seconds - x.RollUp.ReportsSeen} })
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", k.label(), contender, secs(agents), secs(seen), secs(whole), secs(after))
 		}
 	}
 	return b.String()

@@ -94,3 +94,23 @@ func TestLimitVariantsShowRepeatedRowsOnce(t *testing.T) {
 		t.Fatalf("limit variants: want the one line %q, got:\n%s", want, got)
 	}
 }
+
+// TestDeliveryTable: the roll-up beside the harness's watch is the median of each run's time after the watch saw
+// the last report (0.05, 0.10 and 0.40 s), not a difference of medians; a contender whose watch time was not
+// recorded has no row.
+func TestDeliveryTable(t *testing.T) {
+	res := &results{Rows: []*row{
+		runRow("manager", 1, 0.30, 0.50, 0.40, 0.20), runRow("manager", 2, 0.20, 0.60, 0.45, 0.40),
+		runRow("manager", 3, 0.25, 0.70, 0.40, 0.10), runRow("OCM MWRS", 1, 0.50, 0.55, 0.40, 0.10),
+	}}
+	for i, seen := range []float64{0.45, 0.50, 0.30} {
+		res.Rows[i].RollUp.ReportsSeen = seen
+	}
+	got := res.deliveryTable()
+	if want := "| N = 100 | manager | 0.40 | 0.45 | 0.60 | 0.10 |"; !strings.Contains(got, want) {
+		t.Errorf("table\n%s\nwants the row %s", got, want)
+	}
+	if strings.Contains(got, "OCM MWRS") {
+		t.Errorf("table\n%s\nhas a row for OCM's controller, whose watch time was not recorded", got)
+	}
+}

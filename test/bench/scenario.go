@@ -26,6 +26,9 @@ type step struct {
 	Agents float64 `json:"agentWritesReturned,omitempty"`
 	// AgentRetries counts the agents' writes the API server dropped and that were sent again.
 	AgentRetries int64 `json:"agentRetries,omitempty"`
+	// ReportsSeen is, for roll-up steps, when the harness's own watch of the works (a plain informer) saw the
+	// last of the agents' reports: no controller can roll up a report before the API server delivers it.
+	ReportsSeen float64 `json:"agentReportsSeen,omitempty"`
 }
 
 func (s *step) ok() bool { return s != nil && s.Err == "" }
@@ -89,6 +92,9 @@ type bench struct {
 	// agents is how long the last rollUp's status writes took to return, agentRetries how many it resent.
 	agents       time.Duration
 	agentRetries int64
+	// reportsSeen is how long after the last rollUp's start the harness's watch saw the last report; 0 if it
+	// had not seen them all by the step's timeout.
+	reportsSeen time.Duration
 	recovery     recoveryOptions
 }
 
@@ -201,7 +207,7 @@ func (b *bench) runClusters(ctx context.Context, c contender, n int) *row {
 	r.RollUp = b.stepRun(ctx, "roll-up", c.user(), p, func(start time.Time) (time.Duration, error) {
 		return b.rollUp(ctx, p, ns, []string{group}, n, 1, start, timeout)
 	})
-	r.RollUp.Agents, r.RollUp.AgentRetries = b.agents.Seconds(), b.agentRetries
+	r.RollUp.Agents, r.RollUp.AgentRetries, r.RollUp.ReportsSeen = b.agents.Seconds(), b.agentRetries, b.reportsSeen.Seconds()
 	if !r.RollUp.ok() {
 		return b.abandon(ctx, c, r, []job{j})
 	}
@@ -332,7 +338,7 @@ func (b *bench) runJobs(ctx context.Context, c contender, kind string, jobs, n, 
 	r.RollUp = b.stepRun(ctx, "roll-up", c.user(), p, func(start time.Time) (time.Duration, error) {
 		return b.rollUp(ctx, p, ns, groups, n, jobs, start, timeout)
 	})
-	r.RollUp.Agents, r.RollUp.AgentRetries = b.agents.Seconds(), b.agentRetries
+	r.RollUp.Agents, r.RollUp.AgentRetries, r.RollUp.ReportsSeen = b.agents.Seconds(), b.agentRetries, b.reportsSeen.Seconds()
 	if !r.RollUp.ok() {
 		return b.abandon(ctx, c, r, js)
 	}
@@ -373,11 +379,15 @@ func (b *bench) rollUp(ctx context.Context, p *process, ns string, groups []stri
 	if _, err := b.works.actAsAgents(ctx, b.h.harness, groups...); err != nil {
 		return 0, err
 	}
-	b.agents, b.agentRetries = time.Since(agentsStart), b.works.retries.Load()-retries0
+	b.agents, b.agentRetries, b.reportsSeen = time.Since(agentsStart), b.works.retries.Load()-retries0, 0
 	lastLog := time.Now()
 	for {
 		got, at := b.works.summaries.complete(ns, want)
-		if got >= jobs {
+		seenAll, lastSeen := b.works.reportsSeen(groups...)
+		if got >= jobs && (seenAll || time.Since(start) > timeout) {
+			if seenAll {
+				b.reportsSeen = lastSeen.Sub(start)
+			}
 			return max(at.Sub(start), 0), nil
 		}
 		if err := p.alive(); err != nil {

@@ -284,6 +284,26 @@ func (t *tracker) pending(groups ...string) []client.ObjectKey {
 	return out
 }
 
+// reportsSeen reports whether the harness's watch has seen every work of the groups reported, and when it saw
+// the last of those reports.
+func (t *tracker) reportsSeen(groups ...string) (all bool, last time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	all = true
+	for _, g := range groups {
+		for _, w := range t.groups[g] {
+			switch {
+			case w.deleting:
+			case !w.reported:
+				all = false
+			case w.seenAt.After(last):
+				last = w.seenAt
+			}
+		}
+	}
+	return all, last
+}
+
 // actAsAgents writes, for every work of the groups not yet reported, what OCM's work agent reports once the
 // workloads run (report). The writes go from the harness's unthrottled client (they are the agents' writes,
 // one per cluster), agentsInFlight at a time: with 10,000 at once the client's HTTP/2 transport opens

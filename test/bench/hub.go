@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -58,7 +61,8 @@ func scheme() *runtime.Scheme {
 	return s
 }
 
-func startHub(dir string) (*hub, error) {
+// startHub starts the hub's etcd and kube-apiserver, with the extra kube-apiserver flags extra (key=value).
+func startHub(dir string, extra []string) (*hub, error) {
 	// The ManifestWorkReplicaSet CRD of the api version OCM's binary is built with; the project's otherwise.
 	apiDir, err := ocmAPIDir()
 	if err != nil {
@@ -78,6 +82,11 @@ func startHub(dir string) (*hub, error) {
 		// write several GiB of revisions before the API server's compaction (every 5 minutes) frees them.
 		EtcdArgs: map[string]string{"quota-backend-bytes": strconv.FormatInt(8<<30, 10)},
 	}
+	flags, err := flagValues(extra)
+	if err != nil {
+		return nil, fmt.Errorf("-apiserver-args: %w", err)
+	}
+	maps.Copy(opts.APIServerArgs, flags)
 	for _, u := range users {
 		opts.Users = append(opts.Users, envhub.User{Name: u})
 	}
@@ -132,4 +141,17 @@ func (h *hub) stop() {
 	if h.env != nil {
 		_ = h.env.Stop()
 	}
+}
+
+// flagValues maps each of args, "key=value" or "--key=value", to its value.
+func flagValues(args []string) (map[string]string, error) {
+	out := make(map[string]string, len(args))
+	for _, kv := range args {
+		k, v, ok := strings.Cut(strings.TrimLeft(kv, "-"), "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%q is not key=value", kv)
+		}
+		out[k] = v
+	}
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -91,5 +92,21 @@ func TestMainTableLimits(t *testing.T) {
 	}
 	if strings.Contains(got, "limit plain in flight") || strings.Contains(got, "plain in flight") {
 		t.Fatalf("the plain limit is listed as a bounded client:\n%s", got)
+	}
+}
+
+func TestFlagValues(t *testing.T) {
+	got, err := flagValues([]string{"feature-gates=ConcurrentWatchObjectDecode=true", "--watch-cache=false", "empty="})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"feature-gates": "ConcurrentWatchObjectDecode=true", "watch-cache": "false", "empty": ""}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("flagValues = %v, want %v", got, want)
+	}
+	for _, bad := range []string{"feature-gates", "=x"} {
+		if _, err := flagValues([]string{bad}); err == nil {
+			t.Errorf("flagValues(%q) succeeded, want an error", bad)
+		}
 	}
 }

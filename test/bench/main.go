@@ -48,6 +48,7 @@ func main() {
 		contendersF = flag.String("contenders", "manager,ocm", "Which controllers run: manager, ocm (ocm only with -peer).")
 		managerBin  = flag.String("manager", "bin/manager", "The manager binary (go build ./cmd).")
 		managerArgs = flag.String("manager-args", "", "Extra flags for the manager, space-separated (the defaults otherwise).")
+		hubArgs     = flag.String("apiserver-args", "", "Extra kube-apiserver flags of the hub, space-separated key=value (for example feature-gates=ConcurrentWatchObjectDecode=true), to measure a hub's tuning.")
 		tunedArgs   = flag.String("tuned-args", "--kube-api-qps=-1", "Flags of the manager-tuned contender, space-separated.")
 		ocmBin      = flag.String("ocm-work", "", "OCM's work binary (hack/ocm-binaries.sh work); required with -peer.")
 		out         = flag.String("out", "bin/bench", "Folder for results.json, results.md and the run's logs.")
@@ -103,7 +104,8 @@ func main() {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, config{
 		sizes: ns, limitParallel: limitPars, contenders: strings.Split(*contendersF, ","), many: manyRows, concurrent: concurrentRows, steady: *steady, peer: *peer, limit: *limit,
-		managerBin: abs(*managerBin), managerArgs: strings.Fields(*managerArgs), tunedArgs: strings.Fields(*tunedArgs), ocmBin: abs(*ocmBin), out: abs(*out),
+		apiServerArgs: strings.Fields(*hubArgs),
+		managerBin:    abs(*managerBin), managerArgs: strings.Fields(*managerArgs), tunedArgs: strings.Fields(*tunedArgs), ocmBin: abs(*ocmBin), out: abs(*out),
 		timeout: func(works int) time.Duration { return *timeoutBase + time.Duration(works)*(*perWork) },
 		repeats: max(*repeats, 1), repeatUpTo: *repeatUpTo, overrides: *overrides,
 		recovery: recoveryOptions{restart: *restart, handover: *handover, window: *window, done: map[string]bool{}},
@@ -121,9 +123,11 @@ type config struct {
 	peer, limit            bool
 	managerBin, ocmBin     string
 	managerArgs, tunedArgs []string
-	out                    string
-	timeout                func(works int) time.Duration
-	repeats, repeatUpTo    int
+	// apiServerArgs are the hub's extra kube-apiserver flags, key=value.
+	apiServerArgs       []string
+	out                 string
+	timeout             func(works int) time.Duration
+	repeats, repeatUpTo int
 	// overrides gives the managers' PMWs regionOverride.
 	overrides bool
 	recovery  recoveryOptions
@@ -144,8 +148,9 @@ func run(ctx context.Context, cfg config) int {
 	res := &results{
 		Date: time.Now().UTC().Format(time.RFC3339), CPU: cpu, Cores: cores, MemoryGiB: math.Round(mem*10) / 10,
 		GoVersion: runtime.Version(), Commit: commit(), Command: strings.Join(os.Args, " "), ManagerArgs: cfg.managerArgs,
-		Overrides: cfg.overrides,
-		LoadStart: loadAvg(), Steady: cfg.steady.String(),
+		APIServerArgs: cfg.apiServerArgs,
+		Overrides:     cfg.overrides,
+		LoadStart:     loadAvg(), Steady: cfg.steady.String(),
 	}
 	logf("run folder %s; %d cores, %.1f GiB, load %s", runDir, cores, mem, res.LoadStart)
 	if cfg.overrides {
@@ -153,7 +158,7 @@ func run(ctx context.Context, cfg config) int {
 	}
 
 	logf("starting the hub (envtest, audit log on)")
-	h, err := startHub(runDir)
+	h, err := startHub(runDir, cfg.apiServerArgs)
 	if err != nil {
 		fatal(err)
 	}

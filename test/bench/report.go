@@ -17,6 +17,8 @@ type results struct {
 	Commit      string   `json:"commit"`
 	Command     string   `json:"command"`
 	ManagerArgs []string `json:"managerArgs,omitempty"`
+	// APIServerArgs are the hub's extra kube-apiserver flags (-apiserver-args).
+	APIServerArgs []string `json:"apiServerArgs,omitempty"`
 	// Overrides is true when the managers' PMWs carried the region override (-overrides).
 	Overrides  bool     `json:"overrides,omitempty"`
 	LoadStart  string   `json:"loadStart"`
@@ -182,6 +184,9 @@ func (r *results) markdown() string {
 	var b strings.Builder
 	if r.Overrides {
 		b.WriteString("With overrides: the manager's PMWs rewrite the Deployment's image registry by the cluster's region (10 regions).\n\n")
+	}
+	if len(r.APIServerArgs) > 0 {
+		fmt.Fprintf(&b, "The hub's kube-apiserver ran with %s.\n\n", strings.Join(r.APIServerArgs, " "))
 	}
 	fmt.Fprintf(&b, "Times in seconds (lower is better). ×limit, ×plain and ×OCM are the manager's time over theirs; plain is the limit "+
 		"client writing plain works (no feedback rules, no annotations), limit update the limit client updating the reported works. Roll-up is timed from "+

@@ -95,7 +95,7 @@ type bench struct {
 	// reportsSeen is how long after the last rollUp's start the harness's watch saw the last report; 0 if it
 	// had not seen them all by the step's timeout.
 	reportsSeen time.Duration
-	recovery     recoveryOptions
+	recovery    recoveryOptions
 }
 
 // limitProbe makes an audited request, so the audit tailer has an event after any moment it waits for.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/fleet"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/watchlist"
 )
 
 // defaultGCPercent is the manager's GOGC unless the environment sets one: the Go runtime lets the heap grow to
@@ -25,6 +26,9 @@ func main() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(defaultGCPercent)
 	}
+	// Informers list with LIST, not client-go 1.35's streamed lists, which a hub under heavy writes cuts off
+	// (internal/watchlist); KUBE_FEATURE_WatchListClient=true turns them back on.
+	watchlist.Off()
 	var (
 		metricsAddr, probeAddr string
 		pprofAddr              string

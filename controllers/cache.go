@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"reflect"
 	"strings"
 	"unique"
 
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/pagedlist"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter/webhook"
 )
 
@@ -57,13 +59,8 @@ func CacheOptions() cache.Options {
 			},
 		},
 		&workv1.ManifestWork{}: {
-			Label: labels.NewSelector().Add(*owned),
-			Transform: func(o any) (any, error) {
-				if w, ok := o.(*workv1.ManifestWork); ok {
-					trimWork(w)
-				}
-				return stripManagedFields(o)
-			},
+			Label:     labels.NewSelector().Add(*owned),
+			Transform: trimWorks,
 		},
 	}
 	// The ConfigMaps, Secrets and ServiceAccounts PMWs may carry along are watched as metadata only
@@ -74,7 +71,20 @@ func CacheOptions() cache.Options {
 			Transform: keepIdentity(stripManagedFields),
 		}
 	}
-	return cache.Options{DefaultTransform: stripManagedFields, ByObject: byObject}
+	return cache.Options{DefaultTransform: stripManagedFields, ByObject: byObject,
+		// The works, with the agents' status, are what a list holds the most of: read in pages, each trimmed
+		// before the next (a restart at 50,000 works peaked at 2.9 times the steady memory in one response).
+		NewInformer: pagedlist.NewInformer(map[reflect.Type]toolscache.TransformFunc{reflect.TypeOf(&workv1.ManifestWork{}): trimWorks}, pagedlist.PageSize),
+	}
+}
+
+// trimWorks is the ManifestWork cache's transform (trimWork, without managedFields). It is idempotent, as the
+// paged list, which applies it to each page, needs.
+func trimWorks(o any) (any, error) {
+	if w, ok := o.(*workv1.ManifestWork); ok {
+		trimWork(w)
+	}
+	return cache.TransformStripManagedFields()(o)
 }
 
 // keepIdentity keeps of an object's metadata its name, namespace, UID and resourceVersion: not its labels and

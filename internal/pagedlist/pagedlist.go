@@ -1,0 +1,97 @@
+// Package pagedlist makes an informer read its list in pages and trim each page before it reads the next.
+//
+// A reflector's first list asks for resourceVersion "0", which the API server answers from its watch cache in
+// one response whatever limit it is given; client-go's pager only pages a list the server pages. At 50,000
+// ManifestWorks with the agents' status that one response, and the whole objects decoded from it, live at once
+// before the informer's transform trims them: a restarted manager peaked at 2.9 times its steady memory
+// (docs/performance.md, run P). Here the list asks for the newest state (resourceVersion ""), which the server
+// pages, and the informer's own transform trims each page, so what lives at once is one page and the trimmed
+// objects. The informer applies the transform again as it stores them, so it must be idempotent.
+package pagedlist
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	toolscache "k8s.io/client-go/tools/cache"
+)
+
+// PageSize is the number of objects a page asks for: client-go's pager's default.
+const PageSize = 500
+
+// NewInformer returns a constructor of shared informers for controller-runtime's cache.Options.NewInformer:
+// the informers of the types in trims list in pages of pageSize, each page trimmed by the type's function (the
+// informer's transform); the others as client-go does.
+func NewInformer(trims map[reflect.Type]toolscache.TransformFunc, pageSize int64) func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer {
+	return func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+		if trim, ok := trims[reflect.TypeOf(obj)]; ok {
+			lw = Paged(lw, trim, pageSize)
+		}
+		return toolscache.NewSharedIndexInformer(lw, obj, resync, indexers)
+	}
+}
+
+// Paged wraps a ListerWatcher so that a list reads the newest state in pages of pageSize and trims each page's
+// objects before it reads the next. Its result is one list, as the reflector expects, with the pages'
+// resourceVersion. A list that names an exact resourceVersion match or a continue token is passed on as it is.
+func Paged(lw toolscache.ListerWatcher, trim toolscache.TransformFunc, pageSize int64) *toolscache.ListWatch {
+	inner := toolscache.ToListerWatcherWithContext(lw)
+	return &toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			if opts.ResourceVersionMatch != "" || opts.Continue != "" {
+				return inner.ListWithContext(ctx, opts)
+			}
+			return list(ctx, inner, trim, pageSize, opts)
+		},
+		WatchFuncWithContext: inner.WatchWithContext,
+	}
+}
+
+// list reads every page. A resourceVersion of "0" (any state) or "X" (not older than X) is answered by the
+// newest state (""): it is never older than either, and it is the one the API server pages (from its watch
+// cache's snapshots since Kubernetes 1.34, from etcd before). The pages of one list are one snapshot; a
+// continue token that expired in between fails the list with the API server's 410, and the reflector lists
+// again.
+func list(ctx context.Context, lw toolscache.ListerWithContext, trim toolscache.TransformFunc, pageSize int64, opts metav1.ListOptions) (runtime.Object, error) {
+	opts.ResourceVersion, opts.Limit = "", pageSize
+	var kept []runtime.Object
+	for {
+		page, err := lw.ListWithContext(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		// Copies, so that no trimmed object holds the page's array of whole objects.
+		objs, err := meta.ExtractListWithAlloc(page)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			t, err := trim(o)
+			if err != nil {
+				return nil, err
+			}
+			obj, ok := t.(runtime.Object)
+			if !ok {
+				return nil, fmt.Errorf("trimming a listed %T gave a %T, not an API object", o, t)
+			}
+			kept = append(kept, obj)
+		}
+		lm, err := meta.ListAccessor(page)
+		if err != nil {
+			return nil, err
+		}
+		if lm.GetContinue() == "" {
+			// The last page carries the snapshot's resourceVersion; its items make way for every page's.
+			if err := meta.SetList(page, kept); err != nil {
+				return nil, err
+			}
+			return page, nil
+		}
+		opts.Continue = lm.GetContinue()
+	}
+}

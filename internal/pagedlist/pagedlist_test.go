@@ -1,0 +1,299 @@
+package pagedlist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/watchlist"
+)
+
+// trimData drops a ConfigMap's data, as an informer's transform drops what its cache does not keep.
+func trimData(trimmed *atomic.Int64) toolscache.TransformFunc {
+	return func(o any) (any, error) {
+		cm := o.(*corev1.ConfigMap)
+		if cm.Data != nil {
+			trimmed.Add(1)
+		}
+		cm.Data = nil
+		return cm, nil
+	}
+}
+
+func configMap(i int) corev1.ConfigMap {
+	return corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i), Namespace: "ns"}, Data: map[string]string{"big": strings.Repeat("x", 100)}}
+}
+
+// pagingServer serves a ConfigMapList in pages, as the API server does for a list with a limit and no
+// resourceVersion, and records what each list asked for and how many objects were trimmed before it.
+type pagingServer struct {
+	items   []corev1.ConfigMap
+	rv      string
+	failAt  int // the page that fails, counted from 1; none when 0
+	trimmed *atomic.Int64
+
+	asked          []metav1.ListOptions
+	trimmedByAsked []int
+}
+
+func (s *pagingServer) list(_ context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	s.asked, s.trimmedByAsked = append(s.asked, opts), append(s.trimmedByAsked, int(s.trimmed.Load()))
+	if len(s.asked) == s.failAt {
+		return nil, apierrors.NewResourceExpired("the continue token expired")
+	}
+	from := 0
+	if opts.Continue != "" {
+		from, _ = strconv.Atoi(opts.Continue)
+	}
+	to := len(s.items)
+	if opts.Limit > 0 && from+int(opts.Limit) < to {
+		to = from + int(opts.Limit)
+	}
+	page := &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: s.rv}}
+	for _, cm := range s.items[from:to] {
+		page.Items = append(page.Items, *cm.DeepCopy())
+	}
+	if to < len(s.items) {
+		page.Continue = strconv.Itoa(to)
+	}
+	return page, nil
+}
+
+func TestPagedList(t *testing.T) {
+	five := []corev1.ConfigMap{configMap(0), configMap(1), configMap(2), configMap(3), configMap(4)}
+	for _, tc := range []struct {
+		name     string
+		items    []corev1.ConfigMap
+		opts     metav1.ListOptions
+		failAt   int
+		wantErr  bool
+		wantAsks []metav1.ListOptions
+		// wantTrimmedBefore is how many objects were trimmed before each list request.
+		wantTrimmedBefore []int
+		wantNames         []string
+	}{
+		{
+			name:  "the reflector's first list, resourceVersion 0, reads the newest state in pages and trims each page before the next",
+			items: five, opts: metav1.ListOptions{ResourceVersion: "0", Limit: 500, LabelSelector: "a=b"},
+			wantAsks: []metav1.ListOptions{
+				{Limit: 2, LabelSelector: "a=b"}, {Limit: 2, LabelSelector: "a=b", Continue: "2"}, {Limit: 2, LabelSelector: "a=b", Continue: "4"},
+			},
+			wantTrimmedBefore: []int{0, 2, 4},
+			wantNames:         []string{"cm-0", "cm-1", "cm-2", "cm-3", "cm-4"},
+		},
+		{
+			name:  "a relist not older than a resourceVersion reads the newest state too",
+			items: five[:2], opts: metav1.ListOptions{ResourceVersion: "41"},
+			wantAsks:          []metav1.ListOptions{{Limit: 2}},
+			wantTrimmedBefore: []int{0},
+			wantNames:         []string{"cm-0", "cm-1"},
+		},
+		{
+			name: "nothing to list", opts: metav1.ListOptions{ResourceVersion: "0"},
+			wantAsks:          []metav1.ListOptions{{Limit: 2}},
+			wantTrimmedBefore: []int{0},
+		},
+		{
+			name:  "an exact resourceVersion match is passed on as it is",
+			items: five, opts: metav1.ListOptions{ResourceVersion: "41", ResourceVersionMatch: metav1.ResourceVersionMatchExact},
+			wantAsks:          []metav1.ListOptions{{ResourceVersion: "41", ResourceVersionMatch: metav1.ResourceVersionMatchExact}},
+			wantTrimmedBefore: []int{0},
+			wantNames:         []string{"cm-0", "cm-1", "cm-2", "cm-3", "cm-4"},
+		},
+		{
+			name:  "an expired continue token fails the list, for the reflector to list again",
+			items: five, opts: metav1.ListOptions{ResourceVersion: "0"}, failAt: 2, wantErr: true,
+			wantAsks:          []metav1.ListOptions{{Limit: 2}, {Limit: 2, Continue: "2"}},
+			wantTrimmedBefore: []int{0, 2},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var trimmed atomic.Int64
+			s := &pagingServer{items: tc.items, rv: "42", failAt: tc.failAt, trimmed: &trimmed}
+			lw := Paged(&toolscache.ListWatch{ListWithContextFunc: s.list}, trimData(&trimmed), 2)
+			got, err := lw.ListWithContext(context.Background(), tc.opts)
+			if !reflect.DeepEqual(s.asked, tc.wantAsks) {
+				t.Errorf("asked for %+v, want %+v", s.asked, tc.wantAsks)
+			}
+			if tc.wantErr {
+				if !apierrors.IsResourceExpired(err) {
+					t.Fatalf("got %v, want the API server's error", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.opts.ResourceVersionMatch == "" && !reflect.DeepEqual(s.trimmedByAsked, tc.wantTrimmedBefore) {
+				t.Errorf("objects trimmed before each page: %v, want %v", s.trimmedByAsked, tc.wantTrimmedBefore)
+			}
+			l := got.(*corev1.ConfigMapList)
+			if l.ResourceVersion != "42" || l.Continue != "" {
+				t.Errorf("list resourceVersion %q, continue %q; want the pages' 42 and none", l.ResourceVersion, l.Continue)
+			}
+			var names []string
+			for _, cm := range l.Items {
+				names = append(names, cm.Name)
+				if cm.Data != nil && tc.opts.ResourceVersionMatch == "" {
+					t.Errorf("%s was not trimmed", cm.Name)
+				}
+			}
+			if !reflect.DeepEqual(names, tc.wantNames) {
+				t.Errorf("listed %v, want %v", names, tc.wantNames)
+			}
+		})
+	}
+}
+
+func TestPagedListRefusesATrimThatIsNoObject(t *testing.T) {
+	var trimmed atomic.Int64
+	s := &pagingServer{items: []corev1.ConfigMap{configMap(0)}, trimmed: &trimmed}
+	lw := Paged(&toolscache.ListWatch{ListWithContextFunc: s.list}, func(any) (any, error) { return "not an object", nil }, 2)
+	if _, err := lw.ListWithContext(context.Background(), metav1.ListOptions{}); err == nil {
+		t.Fatal("want an error for a transform that returns no API object")
+	}
+	boom := errors.New("boom")
+	lw = Paged(&toolscache.ListWatch{ListWithContextFunc: s.list}, func(any) (any, error) { return nil, boom }, 2)
+	if _, err := lw.ListWithContext(context.Background(), metav1.ListOptions{}); !errors.Is(err, boom) {
+		t.Fatalf("got %v, want the transform's error", err)
+	}
+}
+
+func TestNewInformerPagesOnlyTheTypesNamed(t *testing.T) {
+	var mu sync.Mutex
+	var asked []metav1.ListOptions
+	lw := &toolscache.ListWatch{
+		ListWithContextFunc: func(_ context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, opts)
+			return &corev1.ConfigMapList{}, nil
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+	}
+	var trimmed atomic.Int64
+	newInformer := NewInformer(map[reflect.Type]toolscache.TransformFunc{reflect.TypeOf(&corev1.ConfigMap{}): trimData(&trimmed)}, 7)
+	for _, obj := range []runtime.Object{&corev1.ConfigMap{}, &corev1.Secret{}} {
+		inf := newInformer(lw, obj, 0, toolscache.Indexers{})
+		ctx, cancel := context.WithCancel(context.Background())
+		go inf.RunWithContext(ctx)
+		toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
+		cancel()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 || asked[0].Limit != 7 || asked[0].ResourceVersion != "" || asked[1].ResourceVersion != "0" {
+		t.Fatalf("lists asked %+v; want the ConfigMaps' in pages of 7 from the newest state, the Secrets' as client-go asks", asked)
+	}
+}
+
+// countLists counts the list requests of a resource and the ones that asked for a page.
+type countLists struct {
+	rt       http.RoundTripper
+	resource string
+
+	mu            sync.Mutex
+	lists, paging int
+}
+
+func (c *countLists) RoundTrip(req *http.Request) (*http.Response, error) {
+	q := req.URL.Query()
+	if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/"+c.resource) && q.Get("watch") != "true" {
+		c.mu.Lock()
+		c.lists++
+		if q.Get("limit") != "" && q.Get("resourceVersion") == "" {
+			c.paging++
+		}
+		c.mu.Unlock()
+	}
+	return c.rt.RoundTrip(req)
+}
+
+// TestPagedListAgainstTheAPIServer shows that kube-apiserver answers the paged list in pages, where it answers
+// the reflector's own first list (resourceVersion 0) in one response, and that the informer stores every
+// object trimmed.
+func TestPagedListAgainstTheAPIServer(t *testing.T) {
+	hub, err := envhub.Start(envhub.Options{CRDPaths: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hub.Stop() })
+	admin := kubernetes.NewForConfigOrDie(hub.Config)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 7
+	for i := range n {
+		cm := configMap(i)
+		cm.Labels = map[string]string{"listed": "yes"}
+		if _, err := admin.CoreV1().ConfigMaps("ns").Create(ctx, &cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for _, paged := range []bool{false, true} {
+		cfg := *hub.Config
+		counter := &countLists{resource: "configmaps"}
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.rt = rt; return counter })
+		rc := kubernetes.NewForConfigOrDie(&cfg).CoreV1().RESTClient()
+		var lw toolscache.ListerWatcher = toolscache.NewFilteredListWatchFromClient(rc, "configmaps", "ns",
+			func(o *metav1.ListOptions) { o.LabelSelector = "listed=yes" })
+		var trimmed atomic.Int64
+		if paged {
+			lw = Paged(lw, trimData(&trimmed), 2)
+		}
+		inf := toolscache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, toolscache.Indexers{})
+		runCtx, stop := context.WithCancel(ctx)
+		go inf.RunWithContext(runCtx)
+		if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+			t.Fatal("the informer did not sync")
+		}
+		stop()
+		if got := len(inf.GetStore().List()); got != n {
+			t.Fatalf("paged %v: the informer stores %d ConfigMaps, want %d", paged, got, n)
+		}
+		counter.mu.Lock()
+		lists, paging := counter.lists, counter.paging
+		counter.mu.Unlock()
+		if !paged {
+			if lists != 1 {
+				t.Fatalf("client-go's own first list took %d requests; want the one response this package exists for", lists)
+			}
+			continue
+		}
+		if lists != 4 || paging != 4 || trimmed.Load() != n {
+			t.Fatalf("paged list: %d list requests, %d for a page, %d ConfigMaps trimmed; want 4, 4 and %d", lists, paging, trimmed.Load(), n)
+		}
+		for _, o := range inf.GetStore().List() {
+			if o.(*corev1.ConfigMap).Data != nil {
+				t.Fatalf("%s stored untrimmed", o.(*corev1.ConfigMap).Name)
+			}
+		}
+	}
+}
+
+func TestMain(m *testing.M) {
+	// As the manager does (cmd/main.go): without it, client-go's reflectors stream their lists and never list.
+	watchlist.Off()
+	os.Exit(m.Run())
+}

@@ -228,17 +228,24 @@ func (r *PlacementManifestWorkReconciler) gather(ctx context.Context, pmw *workv
 	return obs, 0, nil
 }
 
-// desiredStateAndApply decides the desired state and the writes it asks for (decide), and runs them. It returns
-// when time alone changes the outcome.
+// desiredStateAndApply decides the desired state and the writes it asks for (decide), and runs them: the
+// ControllerRevisions (applyRevisions) beside the works (apply), not before them, as nothing waits on them
+// but the status, written after both. It returns when time alone changes the outcome.
 func (r *PlacementManifestWorkReconciler) desiredStateAndApply(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, obs *observation) (time.Duration, error) {
 	wp, recheck, err := r.decide(ctx, pmw, obs)
 	if err != nil || wp == nil {
 		return recheck, err
 	}
-	if obs.revisionPlan != nil {
-		obs.revisionError = r.applyRevisions(ctx, pmw, obs.revisionPlan)
+	// applyRevisions reads only pmw and the plan, which apply does not change, and touches nothing of obs.
+	var revisionDone chan error
+	if p := obs.revisionPlan; p != nil {
+		revisionDone = make(chan error, 1)
+		go func() { revisionDone <- r.applyRevisions(ctx, pmw, p) }()
 	}
 	r.apply(ctx, pmw, obs, wp.ops)
+	if revisionDone != nil {
+		obs.revisionError = <-revisionDone
+	}
 	return minPositive(recheck, wp.recheck), nil
 }
 

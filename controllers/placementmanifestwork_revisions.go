@@ -38,10 +38,16 @@ func planRevisions(pmw *workv1alpha1.PlacementManifestWork, in *inputs, d *desir
 	return &p
 }
 
-// applyRevisions writes the revision plan before the works, so a work that gets a new template finds its
-// revision (a failure is retried, and does not hold the works back: the revisions are a record). It creates the current revision (or, when the cache has not shown one this manager created, finds
-// it on the API server), patches the one that comes back (number, labels) and deletes those beyond the history
-// limit. The ControllerRevisions' data is immutable and the cache drops it, so updates are merge patches.
+// applyRevisions writes the revision plan while the works are written (desiredStateAndApply), not before
+// them: a reader that finds a work's template hash among the revisions (kubectl pmw status, the fleet
+// controller) may see the work a moment before its revision. That is safe because the revisions are a record
+// the works do not wait on: the status, which names the current revision, is written only after both, and
+// only when this succeeded; the completed revision a rollback or a joining cluster reads was named by such a
+// status; a failure is retried by the next reconcile and does not hold the works back. It creates the current
+// revision (or, when the cache has not shown one this manager created, finds it on the API server), patches
+// the one that comes back (number, labels) and deletes those beyond the history limit. The
+// ControllerRevisions' data is immutable and the cache drops it, so updates are merge patches. It reads pmw
+// and p only, so it may run beside apply.
 func (r *PlacementManifestWorkReconciler) applyRevisions(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, p *revision.Plan) error {
 	if p.Create != nil {
 		if err := r.Create(ctx, p.Create.DeepCopy()); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -29,15 +30,22 @@ import (
 const agentFinalizer = "cluster.open-cluster-management.io/manifest-work-cleanup"
 
 var (
-	worksResource = schema.GroupResource{Group: workv1.GroupName, Resource: "manifestworks"}
-	pmwResource   = schema.GroupResource{Group: workv1alpha1.GroupVersion.Group, Resource: "placementmanifestworks"}
+	worksResource     = schema.GroupResource{Group: workv1.GroupName, Resource: "manifestworks"}
+	revisionsResource = schema.GroupResource{Group: appsv1.GroupName, Resource: "controllerrevisions"}
+	pmwResource       = schema.GroupResource{Group: workv1alpha1.GroupVersion.Group, Resource: "placementmanifestworks"}
 )
 
 // injector fails the manager's writes for one namespace's PlacementManifestWorks: ManifestWork creates and
 // updates with the queued errors, status updates likewise, and it runs a concurrent writer just before the
 // first real (not failed) ManifestWork update and status update, so those go out with a stale resourceVersion.
+// With revisionWait set, a ControllerRevision create waits for a ManifestWork create, and fails when none comes.
 type injector struct {
 	ns string
+	// revisionWait, when set, holds each ControllerRevision create until a ManifestWork create has reached the
+	// API server (workCreated), for at most that long; then it fails, counted as injected "revision".
+	revisionWait time.Duration
+	workCreated  chan struct{}
+	createdOnce  sync.Once
 
 	mu         sync.Mutex
 	createErrs []error
@@ -56,13 +64,17 @@ type injector struct {
 }
 
 func newInjector(ns string) *injector {
-	return &injector{ns: ns, injected: map[string]int{}, conflicts: map[string]int{}}
+	return &injector{ns: ns, injected: map[string]int{}, conflicts: map[string]int{}, workCreated: make(chan struct{})}
 }
 
 func (f *injector) ours(obj client.Object) bool {
-	if _, ok := obj.(*workv1.ManifestWork); ok {
+	switch obj.(type) {
+	case *workv1.ManifestWork:
 		owner, ok := manifestwork.OwnerOf(obj)
 		return ok && owner.Namespace == f.ns
+	case *appsv1.ControllerRevision:
+		_, ok := obj.GetLabels()[workv1alpha1.LabelPlacementManifestWork]
+		return ok && obj.GetNamespace() == f.ns
 	}
 	_, ok := obj.(*workv1alpha1.PlacementManifestWork)
 	return ok && obj.GetNamespace() == f.ns
@@ -79,6 +91,27 @@ func (f *injector) next(verb string, queue *[]error) error {
 	*queue = (*queue)[1:]
 	f.injected[verb]++
 	return err
+}
+
+// awaitWorkCreate holds a ControllerRevision create, when revisionWait is set, until a ManifestWork create has
+// reached the API server; it fails the create when none does within revisionWait.
+func (f *injector) awaitWorkCreate(ctx context.Context) error {
+	if f.revisionWait == 0 {
+		return nil
+	}
+	timer := time.NewTimer(f.revisionWait)
+	defer timer.Stop()
+	select {
+	case <-f.workCreated:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		f.mu.Lock()
+		f.injected["revision"]++
+		f.mu.Unlock()
+		return apierrors.NewServerTimeout(revisionsResource, "create", 1)
+	}
 }
 
 func (f *injector) observe(verb string, err error) {
@@ -126,10 +159,23 @@ func (f *injector) counts() (injected, conflicts map[string]int) {
 func (f *injector) wrap(c client.WithWatch) client.WithWatch {
 	return interceptor.NewClient(c, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			if _, ok := obj.(*workv1.ManifestWork); ok && f.ours(obj) {
+			if !f.ours(obj) {
+				return c.Create(ctx, obj, opts...)
+			}
+			switch obj.(type) {
+			case *appsv1.ControllerRevision:
+				if err := f.awaitWorkCreate(ctx); err != nil {
+					return err
+				}
+			case *workv1.ManifestWork:
 				if err := f.next("create", &f.createErrs); err != nil {
 					return err
 				}
+				err := c.Create(ctx, obj, opts...)
+				if err == nil {
+					f.createdOnce.Do(func() { close(f.workCreated) })
+				}
+				return err
 			}
 			return c.Create(ctx, obj, opts...)
 		},

@@ -1,8 +1,9 @@
 // Package faults runs the PlacementManifestWork manager against a real kube-apiserver (envtest) while things go
 // wrong: the manager is killed mid-fan-out and restarted, two managers hand leadership over, the API server
-// restarts, writes fail with conflicts and server errors, and clusters are deleted from under their works. It
-// also checks the security promises that need a running manager: a PlacementManifestWork reaches only the
-// clusters decided for a Placement of its own namespace, and never touches a ManifestWork it does not own.
+// restarts, writes fail with conflicts and server errors, a ControllerRevision create waits for the works, and
+// clusters are deleted from under their works. It also checks the security promises that need a running
+// manager: a PlacementManifestWork reaches only the clusters decided for a Placement of its own namespace, and
+// never touches a ManifestWork it does not own.
 //
 // Every spec starts its own managers in this process (fw.StartManager, which sets them up as cmd/main.go does)
 // and they stop when it ends, so no spec sees another's manager. The tests play OCM: they write

@@ -1,12 +1,10 @@
 package controllers
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -25,6 +22,7 @@ import (
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/pagedlist"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/pagedlist/pagedlisttest"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/watchlist"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
@@ -527,35 +525,18 @@ func TestCacheListsWorksInPages(t *testing.T) {
 	watchlist.Off() // as cmd/main.go: otherwise the informer streams its list
 	pmw := benchPMW("v1", 1, nil)
 	works, _, _ := agentWorks(t, pmw, []string{"cluster-0"}, func(int) ocmsim.Spoke { return ocmsim.Spoke{Behavior: ocmsim.Healthy} }, nil)
-	var mu sync.Mutex
-	var asked []metav1.ListOptions
-	lw := &toolscache.ListWatch{
-		ListWithContextFunc: func(_ context.Context, opts metav1.ListOptions) (k8sruntime.Object, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			asked = append(asked, opts)
-			return &workv1.ManifestWorkList{Items: []workv1.ManifestWork{*works[0].DeepCopy()}}, nil
-		},
-		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
-	}
+	l := &pagedlisttest.Lister{List: &workv1.ManifestWorkList{Items: []workv1.ManifestWork{*works[0]}}}
 	newInformer := CacheOptions().NewInformer
 	if newInformer == nil {
 		t.Fatal("CacheOptions gives no informer constructor")
 	}
-	inf := newInformer(lw, &workv1.ManifestWork{}, 0, toolscache.Indexers{})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	go inf.RunWithContext(ctx)
-	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		t.Fatal("the informer did not sync")
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(asked) == 0 || asked[0].Limit != pagedlist.PageSize || asked[0].ResourceVersion != "" {
+	inf := newInformer(l.ListWatch(), &workv1.ManifestWork{}, 0, toolscache.Indexers{})
+	pagedlisttest.Sync(t, inf)
+	if asked := l.Asked(); len(asked) == 0 || asked[0].Limit != pagedlist.PageSize || asked[0].ResourceVersion != "" {
 		t.Fatalf("the works' list asked %+v; want a page of %d of the newest state", asked, pagedlist.PageSize)
 	}
 	stored := inf.GetStore().List()
 	if len(stored) != 1 || len(stored[0].(*workv1.ManifestWork).Spec.Workload.Manifests) != 0 {
-		t.Fatalf("stored %d works, the first with %d manifests; want the one work, trimmed", len(stored), len(stored[0].(*workv1.ManifestWork).Spec.Workload.Manifests))
+		t.Fatalf("stored %d works; want the one work, trimmed of its manifests", len(stored))
 	}
 }

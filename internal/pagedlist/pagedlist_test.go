@@ -18,11 +18,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/pagedlist/pagedlisttest"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/watchlist"
 )
 
@@ -178,29 +178,13 @@ func TestPagedListRefusesATrimThatIsNoObject(t *testing.T) {
 }
 
 func TestNewInformerPagesOnlyTheTypesNamed(t *testing.T) {
-	var mu sync.Mutex
-	var asked []metav1.ListOptions
-	lw := &toolscache.ListWatch{
-		ListWithContextFunc: func(_ context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			asked = append(asked, opts)
-			return &corev1.ConfigMapList{}, nil
-		},
-		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
-	}
+	l := &pagedlisttest.Lister{List: &corev1.ConfigMapList{}}
 	var trimmed atomic.Int64
 	newInformer := NewInformer(map[reflect.Type]toolscache.TransformFunc{reflect.TypeOf(&corev1.ConfigMap{}): trimData(&trimmed)}, 7)
 	for _, obj := range []runtime.Object{&corev1.ConfigMap{}, &corev1.Secret{}} {
-		inf := newInformer(lw, obj, 0, toolscache.Indexers{})
-		ctx, cancel := context.WithCancel(context.Background())
-		go inf.RunWithContext(ctx)
-		toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
-		cancel()
+		pagedlisttest.Sync(t, newInformer(l.ListWatch(), obj, 0, toolscache.Indexers{}))
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(asked) != 2 || asked[0].Limit != 7 || asked[0].ResourceVersion != "" || asked[1].ResourceVersion != "0" {
+	if asked := l.Asked(); len(asked) != 2 || asked[0].Limit != 7 || asked[0].ResourceVersion != "" || asked[1].ResourceVersion != "0" {
 		t.Fatalf("lists asked %+v; want the ConfigMaps' in pages of 7 from the newest state, the Secrets' as client-go asks", asked)
 	}
 }

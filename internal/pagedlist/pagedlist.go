@@ -1,12 +1,13 @@
 // Package pagedlist makes an informer read its list in pages and trim each page before it reads the next.
 //
 // A reflector's first list asks for resourceVersion "0", which the API server answers from its watch cache in
-// one response whatever limit it is given; client-go's pager only pages a list the server pages. At 50,000
-// ManifestWorks with the agents' status that one response, and the whole objects decoded from it, live at once
-// before the informer's transform trims them: a restarted manager peaked at 2.9 times its steady memory
-// (docs/performance.md, run P). Here the list asks for the newest state (resourceVersion ""), which the server
-// pages, and the informer's own transform trims each page, so what lives at once is one page and the trimmed
-// objects. The informer applies the transform again as it stores them, so it must be idempotent.
+// one response whatever limit it is given, and so is its relist after a watch fell out of the watch cache (a
+// state not older than the last one it saw, without a limit). At 50,000 ManifestWorks with the agents' status
+// that one response, and the whole objects decoded from it, live at once before the informer's transform trims
+// them: a restarted manager peaked at 2.9 times its steady memory (docs/performance.md, run P). Here both ask
+// in a form the server pages, and the informer's own transform trims each page, so what lives at once is one
+// page and the trimmed objects. The informer applies the transform again as it stores them, so it must be
+// idempotent.
 package pagedlist
 
 import (
@@ -52,13 +53,22 @@ func Paged(lw toolscache.ListerWatcher, trim toolscache.TransformFunc, pageSize 
 	}
 }
 
-// list reads every page. A resourceVersion of "0" (any state) or "X" (not older than X) is answered by the
-// newest state (""): it is never older than either, and it is the one the API server pages (from its watch
-// cache's snapshots since Kubernetes 1.34, from etcd before). The pages of one list are one snapshot; a
-// continue token that expired in between fails the list with the API server's 410, and the reflector lists
-// again.
+// list reads every page. The first page asks for:
+//   - the newest state (resourceVersion ""), for a list of any state ("0") or the newest: it is never older, and
+//     the API server pages it (from its watch cache's snapshots since Kubernetes 1.34, from etcd before);
+//   - a state not older than X (resourceVersionMatch NotOlderThan) for a relist from X, which the watch cache
+//     pages without waiting to catch up with etcd, as client-go's own relist from X does not wait either.
+//
+// The next pages follow the continue token: the pages of one list are one snapshot. A token that expired in
+// between fails the list with the API server's 410, and the reflector lists again.
 func list(ctx context.Context, lw toolscache.ListerWithContext, trim toolscache.TransformFunc, pageSize int64, opts metav1.ListOptions) (runtime.Object, error) {
-	opts.ResourceVersion, opts.Limit = "", pageSize
+	opts.Limit = pageSize
+	switch opts.ResourceVersion {
+	case "", "0":
+		opts.ResourceVersion = ""
+	default:
+		opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
+	}
 	var kept []runtime.Object
 	for {
 		page, err := lw.ListWithContext(ctx, opts)
@@ -92,6 +102,7 @@ func list(ctx context.Context, lw toolscache.ListerWithContext, trim toolscache.
 			}
 			return page, nil
 		}
-		opts.Continue = lm.GetContinue()
+		// A continue token carries the snapshot; the API server refuses a resourceVersion beside it.
+		opts.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = lm.GetContinue(), "", ""
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"reflect"
 	"strconv"
@@ -100,11 +101,13 @@ func TestPagedList(t *testing.T) {
 			wantNames:         []string{"cm-0", "cm-1", "cm-2", "cm-3", "cm-4"},
 		},
 		{
-			name:  "a relist not older than a resourceVersion reads the newest state too",
-			items: five[:2], opts: metav1.ListOptions{ResourceVersion: "41"},
-			wantAsks:          []metav1.ListOptions{{Limit: 2}},
-			wantTrimmedBefore: []int{0},
-			wantNames:         []string{"cm-0", "cm-1"},
+			name:  "a relist from a resourceVersion asks for pages not older than it",
+			items: five[:3], opts: metav1.ListOptions{ResourceVersion: "41"},
+			wantAsks: []metav1.ListOptions{
+				{ResourceVersion: "41", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, Limit: 2}, {Limit: 2, Continue: "2"},
+			},
+			wantTrimmedBefore: []int{0, 2},
+			wantNames:         []string{"cm-0", "cm-1", "cm-2"},
 		},
 		{
 			name: "nothing to list", opts: metav1.ListOptions{ResourceVersion: "0"},
@@ -189,31 +192,41 @@ func TestNewInformerPagesOnlyTheTypesNamed(t *testing.T) {
 	}
 }
 
-// countLists counts the list requests of a resource and the ones that asked for a page.
+// countLists records the query of every list request of a resource.
 type countLists struct {
 	rt       http.RoundTripper
 	resource string
 
-	mu            sync.Mutex
-	lists, paging int
+	mu      sync.Mutex
+	queries []url.Values
 }
 
 func (c *countLists) RoundTrip(req *http.Request) (*http.Response, error) {
 	q := req.URL.Query()
 	if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/"+c.resource) && q.Get("watch") != "true" {
 		c.mu.Lock()
-		c.lists++
-		if q.Get("limit") != "" && q.Get("resourceVersion") == "" {
-			c.paging++
-		}
+		c.queries = append(c.queries, q)
 		c.mu.Unlock()
 	}
 	return c.rt.RoundTrip(req)
 }
 
-// TestPagedListAgainstTheAPIServer shows that kube-apiserver answers the paged list in pages, where it answers
-// the reflector's own first list (resourceVersion 0) in one response, and that the informer stores every
-// object trimmed.
+// pages returns the list requests so far and how many asked for a page of limit, and forgets them.
+func (c *countLists) pages(limit string) (lists, paging int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, q := range c.queries {
+		if q.Get("limit") == limit {
+			paging++
+		}
+	}
+	lists, c.queries = len(c.queries), nil
+	return lists, paging
+}
+
+// TestPagedListAgainstTheAPIServer: kube-apiserver answers a list of resourceVersion 0 in one response whatever
+// the limit (why this package exists), and the paged lists, the first and a relist from a resourceVersion, in
+// pages, every object trimmed.
 func TestPagedListAgainstTheAPIServer(t *testing.T) {
 	hub, err := envhub.Start(envhub.Options{CRDPaths: []string{}})
 	if err != nil {
@@ -235,44 +248,48 @@ func TestPagedListAgainstTheAPIServer(t *testing.T) {
 		}
 	}
 
-	for _, paged := range []bool{false, true} {
-		cfg := *hub.Config
-		counter := &countLists{resource: "configmaps"}
-		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.rt = rt; return counter })
-		rc := kubernetes.NewForConfigOrDie(&cfg).CoreV1().RESTClient()
-		var lw toolscache.ListerWatcher = toolscache.NewFilteredListWatchFromClient(rc, "configmaps", "ns",
-			func(o *metav1.ListOptions) { o.LabelSelector = "listed=yes" })
-		var trimmed atomic.Int64
-		if paged {
-			lw = Paged(lw, trimData(&trimmed), 2)
+	any0, err := admin.CoreV1().ConfigMaps("ns").List(ctx, metav1.ListOptions{ResourceVersion: "0", Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(any0.Items) != n || any0.Continue != "" {
+		t.Fatalf("a list of resourceVersion 0 and limit 2 gave %d items, continue %q; want all %d in one response", len(any0.Items), any0.Continue, n)
+	}
+
+	cfg := *hub.Config
+	counter := &countLists{resource: "configmaps"}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.rt = rt; return counter })
+	rc := kubernetes.NewForConfigOrDie(&cfg).CoreV1().RESTClient()
+	var trimmed atomic.Int64
+	lw := Paged(toolscache.NewFilteredListWatchFromClient(rc, "configmaps", "ns", func(o *metav1.ListOptions) { o.LabelSelector = "listed=yes" }),
+		trimData(&trimmed), 2)
+	inf := toolscache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, toolscache.Indexers{})
+	runCtx, stop := context.WithCancel(ctx)
+	go inf.RunWithContext(runCtx)
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("the informer did not sync")
+	}
+	stop()
+	if lists, paging := counter.pages("2"); lists != 4 || paging != 4 || trimmed.Load() != n {
+		t.Fatalf("the informer's list: %d requests, %d for a page of 2, %d ConfigMaps trimmed; want 4, 4 and %d", lists, paging, trimmed.Load(), n)
+	}
+	stored := inf.GetStore().List()
+	if len(stored) != n {
+		t.Fatalf("the informer stores %d ConfigMaps, want %d", len(stored), n)
+	}
+	for _, o := range stored {
+		if o.(*corev1.ConfigMap).Data != nil {
+			t.Fatalf("%s stored untrimmed", o.(*corev1.ConfigMap).Name)
 		}
-		inf := toolscache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, toolscache.Indexers{})
-		runCtx, stop := context.WithCancel(ctx)
-		go inf.RunWithContext(runCtx)
-		if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-			t.Fatal("the informer did not sync")
-		}
-		stop()
-		if got := len(inf.GetStore().List()); got != n {
-			t.Fatalf("paged %v: the informer stores %d ConfigMaps, want %d", paged, got, n)
-		}
-		counter.mu.Lock()
-		lists, paging := counter.lists, counter.paging
-		counter.mu.Unlock()
-		if !paged {
-			if lists != 1 {
-				t.Fatalf("client-go's own first list took %d requests; want the one response this package exists for", lists)
-			}
-			continue
-		}
-		if lists != 4 || paging != 4 || trimmed.Load() != n {
-			t.Fatalf("paged list: %d list requests, %d for a page, %d ConfigMaps trimmed; want 4, 4 and %d", lists, paging, trimmed.Load(), n)
-		}
-		for _, o := range inf.GetStore().List() {
-			if o.(*corev1.ConfigMap).Data != nil {
-				t.Fatalf("%s stored untrimmed", o.(*corev1.ConfigMap).Name)
-			}
-		}
+	}
+
+	// The relist after a watch fell out of the watch cache: from the last resourceVersion seen, without a limit.
+	relisted, err := lw.ListWithContext(ctx, metav1.ListOptions{ResourceVersion: any0.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lists, paging := counter.pages("2"); lists != 4 || paging != 4 || len(relisted.(*corev1.ConfigMapList).Items) != n {
+		t.Fatalf("the relist: %d requests, %d for a page of 2, %d ConfigMaps; want 4, 4 and %d", lists, paging, len(relisted.(*corev1.ConfigMapList).Items), n)
 	}
 }
 

@@ -37,8 +37,8 @@ func NewInformer(trims map[reflect.Type]toolscache.TransformFunc, pageSize int64
 	}
 }
 
-// Paged wraps a ListerWatcher so that a list reads the newest state in pages of pageSize and trims each page's
-// objects before it reads the next. Its result is one list, as the reflector expects, with the pages'
+// Paged wraps a ListerWatcher so that a list reads in pages of pageSize (list says which state) and trims each
+// page's objects before it reads the next. Its result is one list, as the reflector expects, with the pages'
 // resourceVersion. A list that names an exact resourceVersion match or a continue token is passed on as it is.
 func Paged(lw toolscache.ListerWatcher, trim toolscache.TransformFunc, pageSize int64) *toolscache.ListWatch {
 	inner := toolscache.ToListerWatcherWithContext(lw)

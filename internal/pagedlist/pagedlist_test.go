@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
 
@@ -248,12 +249,19 @@ func TestPagedListAgainstTheAPIServer(t *testing.T) {
 		}
 	}
 
-	any0, err := admin.CoreV1().ConfigMaps("ns").List(ctx, metav1.ListOptions{ResourceVersion: "0", Limit: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(any0.Items) != n || any0.Continue != "" {
-		t.Fatalf("a list of resourceVersion 0 and limit 2 gave %d items, continue %q; want all %d in one response", len(any0.Items), any0.Continue, n)
+	// Any state may be one the watch cache has not caught up from yet: asked again until it shows all n, which a
+	// server that kept to the limit of 2 never would.
+	any0 := &corev1.ConfigMapList{}
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		l, err := admin.CoreV1().ConfigMaps("ns").List(ctx, metav1.ListOptions{ResourceVersion: "0", Limit: 2})
+		if err != nil {
+			return false, err
+		}
+		any0 = l
+		return len(l.Items) == n, nil
+	})
+	if err != nil || any0.Continue != "" {
+		t.Fatalf("a list of resourceVersion 0 and limit 2: %v, last %d items, continue %q; want all %d in one response", err, len(any0.Items), any0.Continue, n)
 	}
 
 	cfg := *hub.Config

@@ -31,6 +31,7 @@ import (
 	fleetcontroller "github.com/open-cluster-management-io/placement-manifestwork/internal/fleet"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/proc"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/watchlist"
 )
 
 // Result is what a run leaves for its caller once everything it started has stopped.
@@ -289,6 +290,7 @@ func (r *runner) startManagers(ctx context.Context, cfg *rest.Config, c client.C
 	// Both managers register controllers under fixed names; a process that runs the sandbox twice (a test)
 	// would otherwise be refused the second time.
 	ctrlCfg := config.Controller{SkipNameValidation: ptr.To(true)}
+	watchlist.Off() // as cmd/main.go: the informers list, not streamed
 	pmwMgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 controllers.Scheme(),
 		Cache:                  controllers.CacheOptions(),

@@ -35,7 +35,11 @@ func (g gates) Enabled(f clientfeatures.Feature) bool {
 }
 
 // Off turns streaming lists off for the process, unless EnvVar turns them on. Call it before the first client
-// is built: client-go reads the gate when an informer starts.
+// is built: client-go reads the gate when an informer starts. Every process that runs the manager calls it
+// (cmd/main.go, the sandbox, the envtest suites' managers), so a second call changes nothing.
 func Off() {
+	if _, done := clientfeatures.FeatureGates().(gates); done {
+		return
+	}
 	clientfeatures.ReplaceFeatureGates(gates{clientfeatures.FeatureGates()})
 }

@@ -14,6 +14,10 @@ func TestOff(t *testing.T) {
 		t.Fatal("client-go's default has WatchListClient off: this package has nothing left to do")
 	}
 	Off()
+	Off() // as a second manager in the same process does
+	if g, ok := clientfeatures.FeatureGates().(gates); !ok || g.Gates != before {
+		t.Fatalf("after two calls the gates are %#v; want client-go's wrapped once", clientfeatures.FeatureGates())
+	}
 	cases := []struct {
 		name, env string
 		want      bool

@@ -16,6 +16,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/controllers"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/watchlist"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
@@ -54,6 +55,8 @@ type Manager struct {
 // StartManager starts a manager and registers its Stop with the cleanup of the node that calls it: a manager
 // started in a spec stops when the spec ends, one started in BeforeSuite when the suite ends.
 func (f *Framework) StartManager(o ManagerOptions) *Manager {
+	// As cmd/main.go: the informers list, the ManifestWorks' in pages (internal/pagedlist), not streamed.
+	watchlist.Off()
 	m := &Manager{Name: o.Name, Recorder: &framework.WriteRecorder{}, f: f, done: make(chan struct{})}
 	writes := o.MaxConcurrentWrites
 	if writes == 0 {

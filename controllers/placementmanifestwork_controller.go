@@ -22,6 +22,7 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/metrics"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/parallel"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter"
@@ -237,10 +238,9 @@ func (r *PlacementManifestWorkReconciler) desiredStateAndApply(ctx context.Conte
 		return recheck, err
 	}
 	// applyRevisions reads only pmw and the plan, which apply does not change, and touches nothing of obs.
-	var revisionDone chan error
+	var revisionDone <-chan error
 	if p := obs.revisionPlan; p != nil {
-		revisionDone = make(chan error, 1)
-		go func() { revisionDone <- r.applyRevisions(ctx, pmw, p) }()
+		revisionDone = parallel.Go(ctx, func() error { return r.applyRevisions(ctx, pmw, p) })
 	}
 	r.apply(ctx, pmw, obs, wp.ops)
 	if revisionDone != nil {

@@ -3,8 +3,13 @@ package parallel
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 )
 
 func TestRun(t *testing.T) {
@@ -57,5 +62,72 @@ func TestRunStopsStartingWhenCanceled(t *testing.T) {
 	})
 	if calls.Load() != 3 || len(errs) != 1 || !errors.Is(errs[0], context.Canceled) {
 		t.Errorf("calls %d, errors %v; want 3 calls and the context's error", calls.Load(), errs)
+	}
+}
+
+// A panic in a call is that call's error, logged with its stack; the others still run and the process goes on.
+func TestPanicsAreErrors(t *testing.T) {
+	var logged []string
+	ctx := logr.NewContext(context.Background(), funcr.New(func(prefix, args string) { logged = append(logged, args) }, funcr.Options{}))
+	boom := func() error { panic("boom") }
+	failed := errors.New("failed")
+
+	cases := map[string]struct {
+		run       func() []error
+		wantErrs  []string
+		wantLogs  int
+		wantStack bool
+	}{
+		"Run: the panicking call's error beside the others'": {
+			run: func() []error {
+				return Run(ctx, 3, 1, func(i int) error {
+					switch i {
+					case 0:
+						return boom()
+					case 1:
+						return failed
+					}
+					return nil
+				})
+			},
+			wantErrs: []string{"panic: boom [recovered]", "failed"}, wantLogs: 1, wantStack: true,
+		},
+		"Go: a panic": {
+			run:      func() []error { return []error{<-Go(ctx, boom)} },
+			wantErrs: []string{"panic: boom [recovered]"}, wantLogs: 1, wantStack: true,
+		},
+		"Go: an error as it is": {
+			run:      func() []error { return []error{<-Go(ctx, func() error { return failed })} },
+			wantErrs: []string{"failed"},
+		},
+		"Go: no error": {
+			run:      func() []error { return []error{<-Go(ctx, func() error { return nil })} },
+			wantErrs: []string{""},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			logged = nil
+			var got []string
+			for _, err := range tc.run() {
+				msg := ""
+				if err != nil {
+					msg = err.Error()
+				}
+				got = append(got, msg)
+			}
+			slices.Sort(got)
+			want := slices.Clone(tc.wantErrs)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("errors %q; want %q", got, want)
+			}
+			if len(logged) != tc.wantLogs {
+				t.Fatalf("logged %d lines, want %d: %q", len(logged), tc.wantLogs, logged)
+			}
+			if tc.wantStack && !strings.Contains(logged[0], "parallel_test.go") {
+				t.Errorf("the log has no stack of the panic: %s", logged[0])
+			}
+		})
 	}
 }

@@ -58,13 +58,16 @@ type injector struct {
 	injected map[string]int
 	// conflicts counts the Conflicts the API server itself returned, by verb.
 	conflicts map[string]int
+	// panics is how many ControllerRevision ("revision") and ManifestWork ("create") creates still panic instead
+	// of reaching the API server; each counts as injected.
+	panics map[string]int
 	// touched is the cluster whose work beforeWorkUpdate changed; hookErrs are the hooks' failures.
 	touched  string
 	hookErrs []error
 }
 
 func newInjector(ns string) *injector {
-	return &injector{ns: ns, injected: map[string]int{}, conflicts: map[string]int{}, workCreated: make(chan struct{})}
+	return &injector{ns: ns, injected: map[string]int{}, conflicts: map[string]int{}, panics: map[string]int{}, workCreated: make(chan struct{})}
 }
 
 func (f *injector) ours(obj client.Object) bool {
@@ -91,6 +94,18 @@ func (f *injector) next(verb string, queue *[]error) error {
 	*queue = (*queue)[1:]
 	f.injected[verb]++
 	return err
+}
+
+// panicIfAsked panics, counted as injected, while panics[verb] asks for it.
+func (f *injector) panicIfAsked(verb string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.panics[verb] == 0 {
+		return
+	}
+	f.panics[verb]--
+	f.injected[verb+" panic"]++
+	panic("injected panic in a " + verb)
 }
 
 // awaitWorkCreate holds a ControllerRevision create, when revisionWait is set, until a ManifestWork create has
@@ -164,10 +179,12 @@ func (f *injector) wrap(c client.WithWatch) client.WithWatch {
 			}
 			switch obj.(type) {
 			case *appsv1.ControllerRevision:
+				f.panicIfAsked("revision")
 				if err := f.awaitWorkCreate(ctx); err != nil {
 					return err
 				}
 			case *workv1.ManifestWork:
+				f.panicIfAsked("create")
 				if err := f.next("create", &f.createErrs); err != nil {
 					return err
 				}

@@ -46,4 +46,30 @@ var _ = Describe("The ControllerRevision", func() {
 
 		fw.DeletePMW(pmw, timeout)
 	}, SpecTimeout(3*timeout))
+
+	It("survives a panic in a write run beside the reconcile: the revision's goroutine and a work create's; the next reconcile writes them", func(ctx SpecContext) {
+		ns := fw.NewNamespace("revision-panic")
+		clusters := fw.NewClusters(3)
+		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		f := newInjector(ns)
+		// Unrecovered, either panic ends the process, and with it this suite.
+		f.panics["revision"], f.panics["create"] = 1, 1
+		fw.StartManager(suite.ManagerOptions{Name: "revision-panic", WrapClient: f.wrap})
+
+		pmw := framework.MakePMW("web", ns).Placement("p").
+			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(fw.WorksByCluster(g, pmw)).To(HaveLen(len(clusters)))
+			cur := fw.Current(g, pmw).Status.CurrentRevision
+			g.Expect(cur).NotTo(BeNil(), "the status names the current revision")
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: cur.Name}, &appsv1.ControllerRevision{})).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+		injected, _ := f.counts()
+		Expect(injected).To(HaveKeyWithValue("revision panic", 1))
+		Expect(injected).To(HaveKeyWithValue("create panic", 1))
+
+		fw.DeletePMW(pmw, timeout)
+	}, SpecTimeout(3*timeout))
 })

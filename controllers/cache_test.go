@@ -520,9 +520,10 @@ func unshare(w *workv1.ManifestWork) {
 }
 
 // TestCacheListsWorksInPages: the ManifestWork informer CacheOptions makes lists the newest state in pages and
-// stores each work trimmed (internal/pagedlist).
+// stores each work trimmed (internal/pagedlist), even with client-go's streamed lists on for the process.
 func TestCacheListsWorksInPages(t *testing.T) {
-	watchlist.Off() // as cmd/main.go: otherwise the informer streams its list
+	watchlist.Off()
+	t.Setenv(watchlist.EnvVar, "true") // read by the gate watchlist.Off installs: the process would stream its lists
 	pmw := benchPMW("v1", 1, nil)
 	works, _, _ := agentWorks(t, pmw, []string{"cluster-0"}, func(int) ocmsim.Spoke { return ocmsim.Spoke{Behavior: ocmsim.Healthy} }, nil)
 	l := &pagedlisttest.Lister{List: &workv1.ManifestWorkList{Items: []workv1.ManifestWork{*works[0]}}}

@@ -40,9 +40,11 @@ func NewInformer(trims map[reflect.Type]toolscache.TransformFunc, pageSize int64
 // Paged wraps a ListerWatcher so that a list reads in pages of pageSize (list says which state) and trims each
 // page's objects before it reads the next. Its result is one list, as the reflector expects, with the pages'
 // resourceVersion. A list that names an exact resourceVersion match or a continue token is passed on as it is.
-func Paged(lw toolscache.ListerWatcher, trim toolscache.TransformFunc, pageSize int64) *toolscache.ListWatch {
+// The reflector always lists through it: it tells client-go it cannot stream its list over the watch (a
+// streamed list would bypass the pages), whatever the process's WatchListClient gate says (internal/watchlist).
+func Paged(lw toolscache.ListerWatcher, trim toolscache.TransformFunc, pageSize int64) toolscache.ListerWatcher {
 	inner := toolscache.ToListerWatcherWithContext(lw)
-	return &toolscache.ListWatch{
+	return unstreamed{&toolscache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			if opts.ResourceVersionMatch != "" || opts.Continue != "" {
 				return inner.ListWithContext(ctx, opts)
@@ -50,8 +52,15 @@ func Paged(lw toolscache.ListerWatcher, trim toolscache.TransformFunc, pageSize 
 			return list(ctx, inner, trim, pageSize, opts)
 		},
 		WatchFuncWithContext: inner.WatchWithContext,
-	}
+	}}
 }
+
+// unstreamed is a ListWatch whose list the reflector must not stream over the watch.
+type unstreamed struct{ *toolscache.ListWatch }
+
+// IsWatchListSemanticsUnSupported is client-go's opt-out of streamed lists
+// (k8s.io/client-go/util/watchlist.DoesClientNotSupportWatchListSemantics).
+func (unstreamed) IsWatchListSemanticsUnSupported() bool { return true }
 
 // list reads every page. The first page asks for:
 //   - the newest state (resourceVersion ""), for a list of any state ("0") or the newest: it is never older, and

@@ -132,7 +132,7 @@ func TestPagedList(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var trimmed atomic.Int64
 			s := &pagingServer{items: tc.items, rv: "42", failAt: tc.failAt, trimmed: &trimmed}
-			lw := Paged(&toolscache.ListWatch{ListWithContextFunc: s.list}, trimData(&trimmed), 2)
+			lw := toolscache.ToListerWatcherWithContext(Paged(&toolscache.ListWatch{ListWithContextFunc: s.list}, trimData(&trimmed), 2))
 			got, err := lw.ListWithContext(context.Background(), tc.opts)
 			if !reflect.DeepEqual(s.asked, tc.wantAsks) {
 				t.Errorf("asked for %+v, want %+v", s.asked, tc.wantAsks)
@@ -170,12 +170,12 @@ func TestPagedList(t *testing.T) {
 func TestPagedListRefusesATrimThatIsNoObject(t *testing.T) {
 	var trimmed atomic.Int64
 	s := &pagingServer{items: []corev1.ConfigMap{configMap(0)}, trimmed: &trimmed}
-	lw := Paged(&toolscache.ListWatch{ListWithContextFunc: s.list}, func(any) (any, error) { return "not an object", nil }, 2)
+	lw := toolscache.ToListerWatcherWithContext(Paged(&toolscache.ListWatch{ListWithContextFunc: s.list}, func(any) (any, error) { return "not an object", nil }, 2))
 	if _, err := lw.ListWithContext(context.Background(), metav1.ListOptions{}); err == nil {
 		t.Fatal("want an error for a transform that returns no API object")
 	}
 	boom := errors.New("boom")
-	lw = Paged(&toolscache.ListWatch{ListWithContextFunc: s.list}, func(any) (any, error) { return nil, boom }, 2)
+	lw = toolscache.ToListerWatcherWithContext(Paged(&toolscache.ListWatch{ListWithContextFunc: s.list}, func(any) (any, error) { return nil, boom }, 2))
 	if _, err := lw.ListWithContext(context.Background(), metav1.ListOptions{}); !errors.Is(err, boom) {
 		t.Fatalf("got %v, want the transform's error", err)
 	}
@@ -227,8 +227,9 @@ func (c *countLists) pages(limit string) (lists, paging int) {
 
 // TestPagedListAgainstTheAPIServer: kube-apiserver answers a list of resourceVersion 0 in one response whatever
 // the limit (why this package exists), and the paged lists, the first and a relist from a resourceVersion, in
-// pages, every object trimmed.
+// pages, every object trimmed, even with client-go's streamed lists on for the process.
 func TestPagedListAgainstTheAPIServer(t *testing.T) {
+	t.Setenv(watchlist.EnvVar, "true") // read by the gate TestMain's watchlist.Off installs
 	hub, err := envhub.Start(envhub.Options{CRDPaths: []string{}})
 	if err != nil {
 		t.Fatal(err)
@@ -292,7 +293,7 @@ func TestPagedListAgainstTheAPIServer(t *testing.T) {
 	}
 
 	// The relist after a watch fell out of the watch cache: from the last resourceVersion seen, without a limit.
-	relisted, err := lw.ListWithContext(ctx, metav1.ListOptions{ResourceVersion: any0.ResourceVersion})
+	relisted, err := toolscache.ToListerWatcherWithContext(lw).ListWithContext(ctx, metav1.ListOptions{ResourceVersion: any0.ResourceVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

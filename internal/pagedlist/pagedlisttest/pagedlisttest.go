@@ -42,8 +42,9 @@ func (l *Lister) Asked() []metav1.ListOptions {
 	return append([]metav1.ListOptions(nil), l.asked...)
 }
 
-// Sync runs inf until it has synced and stops it. Its caller turns streamed lists off first (watchlist.Off), as
-// the manager does: an informer that streams its list over the watch, which here sends nothing, never syncs.
+// Sync runs inf until it has synced and stops it. An informer that streams its list over the watch, which here
+// sends nothing, never syncs: its ListerWatcher is a paged one (which never streams), or its caller turns
+// streamed lists off first (watchlist.Off), as the manager does.
 func Sync(t testing.TB, inf toolscache.SharedIndexInformer) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

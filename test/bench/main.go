@@ -246,12 +246,19 @@ func run(ctx context.Context, cfg config) int {
 		}
 		b.steady = cfg.steady
 	}
+	// The limit clients run the rows' works too (with -limit): the many rows' fan-out beside the plain works',
+	// the concurrent rows' update of every work at once (the manager's rollout of them all, side by side).
+	var manyLimits, concurrentLimits []bool
+	if cfg.limit {
+		manyLimits, concurrentLimits = []bool{false, true}, []bool{false}
+	}
 	for _, kind := range []struct {
+		name string
 		rows []jobsOf
 		run  func(ctx context.Context, c contender, jobs, n, pool int) *row
-		// limit: the limit clients run the row's works too (the many rows).
-		limit bool
-	}{{cfg.many, b.runMany, cfg.limit}, {cfg.concurrent, b.runConcurrent, false}} {
+		// plainLimits: the limit clients that run first, each writing the manager's works (false) or plain ones.
+		plainLimits []bool
+	}{{"many", cfg.many, b.runMany, manyLimits}, {"concurrent", cfg.concurrent, b.runConcurrent, concurrentLimits}} {
 		for _, m := range kind.rows {
 			if ctx.Err() != nil {
 				break
@@ -260,9 +267,8 @@ func run(ctx context.Context, cfg config) int {
 			if err := b.fleet.ensure(ctx, pool); err != nil {
 				fatal(err)
 			}
-			if kind.limit {
-				record(b.runLimit(ctx, "many", m.jobs, m.clusters, pool, 0, false))
-				record(b.runLimit(ctx, "many", m.jobs, m.clusters, pool, 0, true))
+			for _, plain := range kind.plainLimits {
+				record(b.runLimit(ctx, kind.name, m.jobs, m.clusters, pool, 0, plain))
 			}
 			for _, c := range contenders {
 				if ctx.Err() == nil && !strings.HasPrefix(c.title(), "manager ") { // managers with other flags: cluster rows only

@@ -190,6 +190,8 @@ func TestRestartAndRolloutTables(t *testing.T) {
 		{Contender: "manager", Kind: "concurrent", N: 20, Jobs: 10, Update: &step{Seconds: 1}, recovery: recovery{Rollout: &rollout{PatchesReturned: 0.2, Seconds: seq(10)}}},
 		{Contender: "OCM MWRS", Kind: "concurrent", N: 20, Jobs: 10, Update: &step{Seconds: 2}, recovery: recovery{Rollout: &rollout{PatchesReturned: 0.3, Seconds: []float64{2, 4, 6, 8, 10, 12, 14, 16, 18, 20}}}},
 		{Contender: "OCM MWRS", Kind: "concurrent", N: 50, Jobs: 2, Update: &step{Err: "timed out"}, recovery: recovery{Rollout: &rollout{}}},
+		// The limit's update of the same works is one time, the main table's "limit update", not a rollout per job.
+		{Contender: "limit", Kind: "concurrent", N: 20, Jobs: 10, Update: &step{Seconds: 0.8}},
 	}}
 	got := res.recoveryTables()
 	for _, want := range []string{
@@ -204,6 +206,9 @@ func TestRestartAndRolloutTables(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("tables lack %q:\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, "| limit |") {
+		t.Errorf("the limit is listed as a rollout:\n%s", got)
 	}
 	if strings.Contains(got, "N = 100, restart:") {
 		t.Errorf("a clean restart has findings:\n%s", got)

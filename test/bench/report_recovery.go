@@ -77,6 +77,9 @@ func (r *results) rolloutTable() string {
 			ocm = o.Rollout
 		}
 		for _, name := range r.contenders(k) {
+			if strings.HasPrefix(name, "limit") { // its update is one time, the main table's limit update
+				continue
+			}
 			x := r.find(name, k)
 			if b.Len() == 0 {
 				b.WriteString("\nConcurrent rollouts: every job's template changed at once (the updates sent all together); per job, " +

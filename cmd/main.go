@@ -58,9 +58,14 @@ func main() {
 
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(qps), burst
+	cacheOpts, err := controllers.CacheOptions(cfg)
+	if err != nil {
+		log.Error(err, "Unable to set up the cache")
+		os.Exit(1)
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        controllers.Scheme(),
-		Cache:                         controllers.CacheOptions(),
+		Cache:                         cacheOpts,
 		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:        probeAddr,
 		PprofBindAddress:              pprofAddr,

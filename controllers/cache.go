@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -17,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
-	"github.com/open-cluster-management-io/placement-manifestwork/internal/pagedlist"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/trimmedlist"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter/webhook"
 )
 
@@ -26,12 +27,14 @@ import (
 // a cached object: managedFields (about a tenth of the cache at thousands of clusters), of a work all but what
 // judges its health (trimWork: its manifests, which can reach hundreds of KiB per work, among the rest), and all
 // of a ManagedCluster but its labels, conditions and ClusterClaims. Updates of cached objects keep the API server's managedFields: an object without them
-// leaves them as they are.
-func CacheOptions() cache.Options {
+// leaves them as they are. The ManifestWorks are listed through cfg, the manager's, each trimmed as it is decoded
+// (internal/trimmedlist).
+func CacheOptions(cfg *rest.Config) (cache.Options, error) {
 	owned, err := labels.NewRequirement(workv1alpha1.LabelPlacementManifestWork, selection.Exists, nil)
 	if err != nil {
 		panic(err) // the key is a constant; an error here is a programming error
 	}
+	ownedOnly := labels.NewSelector().Add(*owned)
 	stripManagedFields := cache.TransformStripManagedFields()
 	byObject := map[client.Object]cache.ByObject{
 		// The manager reads a ManagedCluster's labels, its Available condition and its ClusterClaims (which
@@ -50,7 +53,7 @@ func CacheOptions() cache.Options {
 		// without their data (a copy of the template each): the manager compares names and numbers only, and
 		// patches what it changes (the data is immutable).
 		&appsv1.ControllerRevision{}: {
-			Label: labels.NewSelector().Add(*owned),
+			Label: ownedOnly,
 			Transform: func(o any) (any, error) {
 				if cr, ok := o.(*appsv1.ControllerRevision); ok {
 					cr.Data = runtime.RawExtension{}
@@ -59,7 +62,7 @@ func CacheOptions() cache.Options {
 			},
 		},
 		&workv1.ManifestWork{}: {
-			Label:     labels.NewSelector().Add(*owned),
+			Label:     ownedOnly,
 			Transform: trimWorks,
 		},
 	}
@@ -71,15 +74,23 @@ func CacheOptions() cache.Options {
 			Transform: keepIdentity(stripManagedFields),
 		}
 	}
-	return cache.Options{DefaultTransform: stripManagedFields, ByObject: byObject,
-		// The works, with the agents' status, are what a list holds the most of: read in pages, each trimmed
-		// before the next (a restart at 50,000 works peaked at 2.9 times the steady memory in one response).
-		NewInformer: pagedlist.NewInformer(map[reflect.Type]toolscache.TransformFunc{reflect.TypeOf(&workv1.ManifestWork{}): trimWorks}, pagedlist.PageSize),
+	// The works, with the agents' status, are what a list holds the most of: decoded one by one, each trimmed
+	// before the next (a restart at 50,000 works peaked at 2.9 times the steady memory decoding them at once).
+	newInformer, err := trimmedlist.NewInformer(cfg, map[reflect.Type]trimmedlist.Source{
+		reflect.TypeOf(&workv1.ManifestWork{}): {
+			Path:          "/apis/" + workv1.GroupVersion.String() + "/manifestworks",
+			LabelSelector: ownedOnly.String(),
+			Trim:          trimWorks,
+		},
+	})
+	if err != nil {
+		return cache.Options{}, err
 	}
+	return cache.Options{DefaultTransform: stripManagedFields, ByObject: byObject, NewInformer: newInformer}, nil
 }
 
 // trimWorks is the ManifestWork cache's transform (trimWork, without managedFields). It is idempotent, as the
-// paged list, which applies it to each page, needs.
+// trimmed list, which applies it to each object as it is decoded, needs.
 func trimWorks(o any) (any, error) {
 	if w, ok := o.(*workv1.ManifestWork); ok {
 		trimWork(w)

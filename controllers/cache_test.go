@@ -1,10 +1,15 @@
 package controllers
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,14 +20,14 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
-	"github.com/open-cluster-management-io/placement-manifestwork/internal/pagedlist"
-	"github.com/open-cluster-management-io/placement-manifestwork/internal/pagedlist/pagedlisttest"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/watchlist"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
@@ -34,7 +39,11 @@ import (
 // workTransform is the transform CacheOptions gives the ManifestWork cache.
 func workTransform(t testing.TB) func(any) (any, error) {
 	t.Helper()
-	for obj, by := range CacheOptions().ByObject {
+	opts, err := CacheOptions(&rest.Config{Host: "https://hub.invalid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for obj, by := range opts.ByObject {
 		if _, ok := obj.(*workv1.ManifestWork); ok {
 			return by.Transform
 		}
@@ -519,22 +528,48 @@ func unshare(w *workv1.ManifestWork) {
 	}
 }
 
-// TestCacheListsWorksInPages: the ManifestWork informer CacheOptions makes lists the newest state in pages and
-// stores each work trimmed (internal/pagedlist), even with client-go's streamed lists on for the process.
-func TestCacheListsWorksInPages(t *testing.T) {
+// TestCacheListsWorksTrimmed: the ManifestWork informer CacheOptions makes lists this manager's works (the owner
+// label) through the config it is given, in one request as the reflector asks, and stores each work trimmed
+// (internal/trimmedlist), even with client-go's streamed lists on for the process.
+func TestCacheListsWorksTrimmed(t *testing.T) {
 	watchlist.Off()
 	t.Setenv(watchlist.EnvVar, "true") // read by the gate watchlist.Off installs: the process would stream its lists
 	pmw := benchPMW("v1", 1, nil)
 	works, _, _ := agentWorks(t, pmw, []string{"cluster-0"}, func(int) ocmsim.Spoke { return ocmsim.Spoke{Behavior: ocmsim.Healthy} }, nil)
-	l := &pagedlisttest.Lister{List: &workv1.ManifestWorkList{Items: []workv1.ManifestWork{*works[0]}}}
-	newInformer := CacheOptions().NewInformer
-	if newInformer == nil {
-		t.Fatal("CacheOptions gives no informer constructor")
+	var (
+		mu    sync.Mutex
+		asked []*http.Request
+	)
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(workv1.ManifestWorkList{ListMeta: metav1.ListMeta{ResourceVersion: "5"}, Items: []workv1.ManifestWork{*works[0]}})
+	}))
+	defer hub.Close()
+	opts, err := CacheOptions(&rest.Config{Host: hub.URL})
+	if err != nil || opts.NewInformer == nil {
+		t.Fatalf("CacheOptions gives no informer constructor: %v", err)
 	}
-	inf := newInformer(l.ListWatch(), &workv1.ManifestWork{}, 0, toolscache.Indexers{})
-	pagedlisttest.Sync(t, inf)
-	if asked := l.Asked(); len(asked) == 0 || asked[0].Limit != pagedlist.PageSize || asked[0].ResourceVersion != "" {
-		t.Fatalf("the works' list asked %+v; want a page of %d of the newest state", asked, pagedlist.PageSize)
+	watchOnly := &toolscache.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (k8sruntime.Object, error) {
+			return nil, errors.New("the works are not listed through controller-runtime's lister")
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+	}
+	inf := opts.NewInformer(watchOnly, &workv1.ManifestWork{}, 0, toolscache.Indexers{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	go inf.RunWithContext(ctx)
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("the informer did not sync")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 1 || asked[0].URL.Path != "/apis/work.open-cluster-management.io/v1/manifestworks" ||
+		asked[0].URL.Query().Get("labelSelector") != workv1alpha1.LabelPlacementManifestWork || asked[0].URL.Query().Has("limit") {
+		t.Fatalf("the works' list asked %v; want one list of every namespace's works with the owner label, no limit", asked)
 	}
 	stored := inf.GetStore().List()
 	if len(stored) != 1 || len(stored[0].(*workv1.ManifestWork).Spec.Workload.Manifests) != 0 {

@@ -291,9 +291,13 @@ func (r *runner) startManagers(ctx context.Context, cfg *rest.Config, c client.C
 	// would otherwise be refused the second time.
 	ctrlCfg := config.Controller{SkipNameValidation: ptr.To(true)}
 	watchlist.Off() // as cmd/main.go: the informers list, not streamed
+	cacheOpts, err := controllers.CacheOptions(cfg)
+	if err != nil {
+		return err
+	}
 	pmwMgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 controllers.Scheme(),
-		Cache:                  controllers.CacheOptions(),
+		Cache:                  cacheOpts,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Logger:                 log.WithName("manager"),

@@ -6,8 +6,8 @@
 // watch channel the API server closes when a watcher cannot keep up with new events, so it was cut off and
 // started over again and again, the manager's cache stood still for minutes, and the repeated streams of
 // 50,000 works slowed the hub's delivery to every watcher (docs/performance.md, runs N and O). A LIST is one
-// response, which new events cannot cut off. The ManifestWork informer lists in pages whatever the gate says
-// (internal/pagedlist opts out of streamed lists); Off is for the manager's other informers.
+// response, which new events cannot cut off. The ManifestWork informer lists whatever the gate says
+// (internal/trimmedlist opts out of streamed lists); Off is for the manager's other informers.
 package watchlist
 
 import (

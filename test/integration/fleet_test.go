@@ -592,9 +592,11 @@ func widgetCRD() *apiextensionsv1.CustomResourceDefinition {
 // startFleetManager starts a manager on the suite's hub that runs only the fleet controller (the suite's manager
 // runs the PlacementManifestWork controller), reaching the fleet API server with fleetCfg, until stop is called.
 func startFleetManager(fleetCfg *rest.Config) (stop func()) {
+	cacheOpts, err := controllers.CacheOptions(fw.Config)
+	Expect(err).NotTo(HaveOccurred())
 	m, err := ctrl.NewManager(fw.Config, ctrl.Options{
 		Scheme:                 controllers.Scheme(),
-		Cache:                  controllers.CacheOptions(),
+		Cache:                  cacheOpts,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Logger:                 logf.Log.WithName("fleet"),

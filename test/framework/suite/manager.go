@@ -55,7 +55,7 @@ type Manager struct {
 // StartManager starts a manager and registers its Stop with the cleanup of the node that calls it: a manager
 // started in a spec stops when the spec ends, one started in BeforeSuite when the suite ends.
 func (f *Framework) StartManager(o ManagerOptions) *Manager {
-	// As cmd/main.go: the informers list, the ManifestWorks' in pages (internal/pagedlist), not streamed.
+	// As cmd/main.go: the informers list, not streamed (the ManifestWorks' never do: internal/trimmedlist).
 	watchlist.Off()
 	m := &Manager{Name: o.Name, Recorder: &framework.WriteRecorder{}, f: f, done: make(chan struct{})}
 	writes := o.MaxConcurrentWrites
@@ -66,9 +66,11 @@ func (f *Framework) StartManager(o ManagerOptions) *Manager {
 	if o.Name != "" {
 		logger = logger.WithName(o.Name)
 	}
+	cacheOpts, err := controllers.CacheOptions(f.Config)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	opts := ctrl.Options{
 		Scheme:                 controllers.Scheme(),
-		Cache:                  controllers.CacheOptions(),
+		Cache:                  cacheOpts,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Logger:                 logger,
@@ -97,7 +99,6 @@ func (f *Framework) StartManager(o ManagerOptions) *Manager {
 		opts.RenewDeadline = ptr.To(3 * time.Second)
 		opts.RetryPeriod = ptr.To(time.Second)
 	}
-	var err error
 	m.Manager, err = ctrl.NewManager(f.Config, opts)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())

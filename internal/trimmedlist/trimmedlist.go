@@ -29,7 +29,9 @@ import (
 
 // Source is where an informer's objects are listed from and how each is trimmed.
 type Source struct {
-	// Path is the list's path on the API server, for example /apis/work.open-cluster-management.io/v1/manifestworks.
+	// Path is the list's path on the API server, for example /apis/work.open-cluster-management.io/v1/manifestworks:
+	// every namespace's, so the cache must not restrict the type to namespaces (it would build an informer per
+	// namespace, each listing them all).
 	Path string
 	// LabelSelector is the informer's (the cache's label selector for the type), empty for every object.
 	LabelSelector string

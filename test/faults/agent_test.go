@@ -42,10 +42,7 @@ var _ = Describe("A work agent", func() {
 	}
 
 	It("cannot take other clusters' replicas by forging its work's shares, before or after a restart", func(ctx SpecContext) {
-		ns := fw.NewNamespace("forged")
-		clusters := fw.NewClusters(3)
-		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		ns, _ := placedNamespace(ctx, "forged", 3)
 		// 6 replicas, at least 3 per cluster that gets any: two clusters get 3, one gets none. Which one is
 		// left out follows the previous shares first, so a forged previous share would win the place.
 		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.Deployment("web", "default", 6)).
@@ -80,10 +77,7 @@ var _ = Describe("A work agent", func() {
 	}, SpecTimeout(4*timeout))
 
 	It("that removes its work's UID annotation blocks only its own cluster, and never stalls the PlacementManifestWork", func(ctx SpecContext) {
-		ns := fw.NewNamespace("unowned")
-		clusters := fw.NewClusters(3)
-		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		ns, clusters := placedNamespace(ctx, "unowned", 3)
 		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 		fw.StartManager(suite.ManagerOptions{Name: "unowned"})
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())

@@ -289,10 +289,7 @@ func (f *injector) releaseAgentFinalizer(ctx context.Context, pmw *workv1alpha1.
 
 var _ = Describe("A work update refused as stale", func() {
 	It("is read again and written in the same reconcile, keeping the other writer's change, with no failed write", func(ctx SpecContext) {
-		ns := fw.NewNamespace("stale-update")
-		clusters := fw.NewClusters(2)
-		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		ns, clusters := placedNamespace(ctx, "stale-update", 2)
 		f := newInjector(ns)
 		fw.StartManager(suite.ManagerOptions{Name: "stale-update", WrapClient: f.wrap})
 
@@ -329,10 +326,7 @@ var _ = Describe("A work update refused as stale", func() {
 
 var _ = Describe("Update conflicts and transient errors", func() {
 	It("are retried with backoff until the works and status converge, and a newer status or work is never overwritten", func(ctx SpecContext) {
-		ns := fw.NewNamespace("conflicts")
-		clusters := fw.NewClusters(4)
-		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		ns, clusters := placedNamespace(ctx, "conflicts", 4)
 
 		f := newInjector(ns)
 		f.createErrs = []error{

@@ -24,10 +24,7 @@ import (
 // and once one is stored its change is announced once.
 var _ = Describe("Events and metrics", func() {
 	It("are recorded only after the status is stored, and once", func(ctx SpecContext) {
-		ns := fw.NewNamespace("announce")
-		clusters := fw.NewClusters(1)
-		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		ns, clusters := placedNamespace(ctx, "announce", 1)
 		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 
 		// Status writes of this namespace's PlacementManifestWorks fail with a server error while failing is set;

@@ -104,10 +104,7 @@ var _ = Describe("A manager killed in the middle of a fan-out", func() {
 	// server and counts it as its own when it carries its UID. This spec reproduces the lag deterministically:
 	// the manager's cache hides the works it creates for a few seconds.
 	It("neither writes again nor reports as foreign the works it has just created while its cache lags behind", func(ctx SpecContext) {
-		ns := fw.NewNamespace("lag")
-		clusters := fw.NewClusters(3)
-		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		ns, clusters := placedNamespace(ctx, "lag", 3)
 		lag := &lagging{hidden: map[client.ObjectKey]bool{}, hiding: true}
 		m := fw.StartManager(suite.ManagerOptions{Name: "lag", WrapClient: lag.wrap, WrapCache: lag.wrapCache})
 		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()

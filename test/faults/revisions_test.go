@@ -15,10 +15,7 @@ import (
 
 var _ = Describe("The ControllerRevision", func() {
 	It("is written beside the works, not before them: a revision create that waits for a work create gets it, and the status names the revision", func(ctx SpecContext) {
-		ns := fw.NewNamespace("revision-beside")
-		clusters := fw.NewClusters(3)
-		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		ns, clusters := placedNamespace(ctx, "revision-beside", 3)
 		f := newInjector(ns)
 		// Written before the works, the revision's create would wait here in vain and fail.
 		f.revisionWait = 20 * time.Second
@@ -48,10 +45,7 @@ var _ = Describe("The ControllerRevision", func() {
 	}, SpecTimeout(3*timeout))
 
 	It("survives a panic in a write run beside the reconcile: the revision's goroutine and a work create's; the next reconcile writes them", func(ctx SpecContext) {
-		ns := fw.NewNamespace("revision-panic")
-		clusters := fw.NewClusters(3)
-		Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
-		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		ns, clusters := placedNamespace(ctx, "revision-panic", 3)
 		f := newInjector(ns)
 		// Unrecovered, either panic ends the process, and with it this suite.
 		f.panics["revision"], f.panics["create"] = 1, 1

@@ -11,6 +11,7 @@
 package faults
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework/suite"
 )
 
@@ -121,4 +123,13 @@ func apiServerPID(certDir string) int {
 	}
 	Expect(pids).To(HaveLen(1), "one kube-apiserver serves from %s", certDir)
 	return pids[0]
+}
+
+// placedNamespace creates a namespace with a Placement "p" decided to n new clusters, the start of most specs.
+func placedNamespace(ctx context.Context, name string, n int) (ns string, clusters []string) {
+	ns = fw.NewNamespace(name)
+	clusters = fw.NewClusters(n)
+	Expect(k8s.Create(ctx, framework.Placement("p", ns))).To(Succeed())
+	fw.Decide(ns, "p", "p-decision-1", clusters...)
+	return ns, clusters
 }

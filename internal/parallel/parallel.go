@@ -62,7 +62,7 @@ func recovered(ctx context.Context, fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v [recovered]", r)
-			logr.FromContextOrDiscard(ctx).Error(err, "A call the reconcile ran beside it panicked", "stack", string(debug.Stack()))
+			logr.FromContextOrDiscard(ctx).Error(err, "A call run in its own goroutine panicked", "stack", string(debug.Stack()))
 		}
 	}()
 	return fn()

@@ -184,7 +184,9 @@ type listServer struct {
 
 func (s *listServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	s.queries = append(s.queries, r.URL.Query())
+	q := r.URL.Query()
+	q.Set("accept-encoding", r.Header.Get("Accept-Encoding")) // recorded beside the query
+	s.queries = append(s.queries, q)
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	if r.URL.Path != "/api/v1/configmaps" {
@@ -226,9 +228,10 @@ func syncInformer(t *testing.T, inf toolscache.SharedIndexInformer) {
 func TestNewInformerListsTheTypesNamed(t *testing.T) {
 	t.Setenv(watchlist.EnvVar, "true") // read by the gate TestMain's watchlist.Off installs
 	srv := &listServer{items: []corev1.ConfigMap{configMap(0, 10), configMap(1, 10)}}
-	hs := httptest.NewServer(srv)
+	// TLS, as a hub's: client-go's plain-HTTP transport asks for gzip whatever the config says.
+	hs := httptest.NewTLSServer(srv)
 	defer hs.Close()
-	newInformer, err := NewInformer(&rest.Config{Host: hs.URL}, map[reflect.Type]Source{reflect.TypeOf(&corev1.ConfigMap{}): configMaps()})
+	newInformer, err := NewInformer(&rest.Config{Host: hs.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, map[reflect.Type]Source{reflect.TypeOf(&corev1.ConfigMap{}): configMaps()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,8 +243,9 @@ func TestNewInformerListsTheTypesNamed(t *testing.T) {
 	syncInformer(t, newInformer(secrets.lw(), &corev1.Secret{}, 0, toolscache.Indexers{}))
 
 	asked := srv.asked()
-	if len(asked) != 1 || asked[0].Get("labelSelector") != "listed=yes" || asked[0].Has("limit") || asked[0].Get("resourceVersion") != "0" {
-		t.Fatalf("the ConfigMaps' lists asked %v; want one of resourceVersion 0, the source's selector and no limit", asked)
+	if len(asked) != 1 || asked[0].Get("labelSelector") != "listed=yes" || asked[0].Has("limit") || asked[0].Get("resourceVersion") != "0" ||
+		asked[0].Get("accept-encoding") != "" {
+		t.Fatalf("the ConfigMaps' lists asked %v; want one of resourceVersion 0, the source's selector, no limit and no compression", asked)
 	}
 	if cms.lists.Load() != 0 || secrets.lists.Load() != 1 {
 		t.Fatalf("the informers' own listers listed %d times for ConfigMaps and %d for Secrets; want 0 and 1", cms.lists.Load(), secrets.lists.Load())

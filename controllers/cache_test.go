@@ -552,6 +552,12 @@ func TestCacheListsWorksTrimmed(t *testing.T) {
 	if err != nil || opts.NewInformer == nil {
 		t.Fatalf("CacheOptions gives no informer constructor: %v", err)
 	}
+	// The trimmed list reads every namespace's works: per-namespace informers would each list them all.
+	for obj, by := range opts.ByObject {
+		if _, ok := obj.(*workv1.ManifestWork); ok && (len(by.Namespaces) > 0 || len(opts.DefaultNamespaces) > 0) {
+			t.Fatalf("the works' cache is restricted to namespaces %v %v, which its list does not follow", by.Namespaces, opts.DefaultNamespaces)
+		}
+	}
 	watchOnly := &toolscache.ListWatch{
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (k8sruntime.Object, error) {
 			return nil, errors.New("the works are not listed through controller-runtime's lister")

@@ -15,6 +15,7 @@ package trimmedlist
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -108,6 +109,7 @@ func Decode(r io.Reader, newItem func() any, trim toolscache.TransformFunc) (*me
 		return nil, err
 	}
 	list := &metav1.List{}
+	sawItems := false
 	for dec.More() {
 		key, err := dec.Token()
 		if err != nil {
@@ -117,6 +119,7 @@ func Decode(r io.Reader, newItem func() any, trim toolscache.TransformFunc) (*me
 		case "metadata":
 			err = dec.Decode(&list.ListMeta)
 		case "items":
+			sawItems = true
 			list.Items, err = items(dec, newItem, trim)
 		default: // kind, apiVersion
 			var skip json.RawMessage
@@ -128,6 +131,17 @@ func Decode(r io.Reader, newItem func() any, trim toolscache.TransformFunc) (*me
 	}
 	if err := delim(dec, '}'); err != nil {
 		return nil, err
+	}
+	// What the reflector would take for an empty list, or one to page through, is refused: it would drop
+	// every cached object, or ask for the whole list again and again.
+	switch {
+	case !sawItems || list.ResourceVersion == "":
+		return nil, errors.New("reading the list: no items or no resourceVersion, not a list")
+	case list.Continue != "":
+		return nil, errors.New("reading the list: a continue token on a list asked for whole")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("reading the list: more after its end (%v)", err)
 	}
 	return list, nil
 }

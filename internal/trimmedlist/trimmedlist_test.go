@@ -76,21 +76,26 @@ func TestDecode(t *testing.T) {
 			wantNames: []string{"cm-0", "cm-1"}, wantRV: "42",
 		},
 		"the metadata after the items": {
-			body:      `{"items":[` + cm(0) + `],"metadata":{"resourceVersion":"7"}}`,
+			body:      `{"items":[` + cm(0) + `],"metadata":{"resourceVersion":"7"}}` + "\n",
 			wantNames: []string{"cm-0"}, wantRV: "7",
 		},
-		"no items":       {body: `{"metadata":{"resourceVersion":"3"},"items":[]}`, wantRV: "3"},
-		"items null":     {body: `{"metadata":{"resourceVersion":"3"},"items":null}`, wantRV: "3"},
-		"not an object":  {body: `[1]`, wantErr: "where { was expected"},
-		"items no array": {body: `{"items":{}}`, wantErr: "where an array was expected"},
-		"a broken item":  {body: `{"items":[{"metadata":7}]}`, wantErr: "item 0"},
-		"cut off":        {body: `{"items":[` + cm(0) + `,`, wantErr: "reading the list"},
+		"no items":           {body: `{"metadata":{"resourceVersion":"3"},"items":[]}`, wantRV: "3"},
+		"no items key":       {body: `{"metadata":{"resourceVersion":"3"}}`, wantErr: "not a list"},
+		"a Status":           {body: `{"kind":"Status","apiVersion":"v1","status":"Success"}`, wantErr: "not a list"},
+		"no resourceVersion": {body: `{"items":[]}`, wantErr: "not a list"},
+		"a continue token":   {body: `{"metadata":{"resourceVersion":"3","continue":"x"},"items":[]}`, wantErr: "continue token"},
+		"more after the end": {body: `{"metadata":{"resourceVersion":"3"},"items":[]}{}`, wantErr: "more after its end"},
+		"items null":         {body: `{"metadata":{"resourceVersion":"3"},"items":null}`, wantRV: "3"},
+		"not an object":      {body: `[1]`, wantErr: "where { was expected"},
+		"items no array":     {body: `{"items":{}}`, wantErr: "where an array was expected"},
+		"a broken item":      {body: `{"items":[{"metadata":7}]}`, wantErr: "item 0"},
+		"cut off":            {body: `{"items":[` + cm(0) + `,`, wantErr: "reading the list"},
 		"a trim that fails": {
-			body: `{"items":[` + cm(0) + `]}`, trim: func(any) (any, error) { return nil, boom },
+			body: `{"metadata":{"resourceVersion":"3"},"items":[` + cm(0) + `]}`, trim: func(any) (any, error) { return nil, boom },
 			wantErr: "trimming item 0: boom",
 		},
 		"a trim that gives no object": {
-			body: `{"items":[` + cm(0) + `]}`, trim: func(any) (any, error) { return "not an object", nil },
+			body: `{"metadata":{"resourceVersion":"3"},"items":[` + cm(0) + `]}`, trim: func(any) (any, error) { return "not an object", nil },
 			wantErr: "not an API object",
 		},
 	}
@@ -136,7 +141,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 // Each object is trimmed while most of the list is still unread: what lives at once is one whole object.
 func TestDecodeTrimsEachObjectBeforeReadingTheNext(t *testing.T) {
-	l := corev1.ConfigMapList{}
+	l := corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
 	for i := range 200 {
 		l.Items = append(l.Items, configMap(i, 10_000))
 	}

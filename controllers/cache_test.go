@@ -28,6 +28,7 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/trimmedlist/trimmedlisttest"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/watchlist"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
@@ -565,12 +566,7 @@ func TestCacheListsWorksTrimmed(t *testing.T) {
 		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
 	}
 	inf := opts.NewInformer(watchOnly, &workv1.ManifestWork{}, 0, toolscache.Indexers{})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	go inf.RunWithContext(ctx)
-	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		t.Fatal("the informer did not sync")
-	}
+	trimmedlisttest.Sync(t, inf)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(asked) != 1 || asked[0].URL.Path != "/apis/work.open-cluster-management.io/v1/manifestworks" ||

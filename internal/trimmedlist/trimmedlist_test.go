@@ -28,6 +28,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/envhub"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/trimmedlist/trimmedlisttest"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/watchlist"
 )
 
@@ -217,17 +218,6 @@ func configMaps() Source {
 	return Source{Path: "/api/v1/configmaps", LabelSelector: "listed=yes", Trim: trimData(&trimmed)}
 }
 
-// syncInformer runs inf until it has synced and stops it.
-func syncInformer(t *testing.T, inf toolscache.SharedIndexInformer) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	go inf.RunWithContext(ctx)
-	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		t.Fatal("the informer did not sync")
-	}
-}
-
 // The informers of the types named list from the API server, as the reflector asks with the source's selector
 // and no limit, even with client-go's streamed lists on for the process; the others through their own lister.
 func TestNewInformerListsTheTypesNamed(t *testing.T) {
@@ -242,10 +232,10 @@ func TestNewInformerListsTheTypesNamed(t *testing.T) {
 	}
 	cms, secrets := &fakeLW{}, &fakeLW{}
 	cmInf := newInformer(cms.lw(), &corev1.ConfigMap{}, 0, toolscache.Indexers{})
-	syncInformer(t, cmInf)
+	trimmedlisttest.Sync(t, cmInf)
 	// The Secrets' informer would stream its list (the gate is on): turned off here to see its lister used.
 	t.Setenv(watchlist.EnvVar, "false")
-	syncInformer(t, newInformer(secrets.lw(), &corev1.Secret{}, 0, toolscache.Indexers{}))
+	trimmedlisttest.Sync(t, newInformer(secrets.lw(), &corev1.Secret{}, 0, toolscache.Indexers{}))
 
 	asked := srv.asked()
 	if len(asked) != 1 || asked[0].Get("labelSelector") != "listed=yes" || asked[0].Has("limit") || asked[0].Get("resourceVersion") != "0" ||

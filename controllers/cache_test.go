@@ -25,6 +25,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
@@ -37,6 +38,18 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
+// worksByObject is what the cache options say of the ManifestWork cache.
+func worksByObject(t testing.TB, opts cache.Options) cache.ByObject {
+	t.Helper()
+	for obj, by := range opts.ByObject {
+		if _, ok := obj.(*workv1.ManifestWork); ok {
+			return by
+		}
+	}
+	t.Fatal("CacheOptions has no ManifestWork entry")
+	return cache.ByObject{}
+}
+
 // workTransform is the transform CacheOptions gives the ManifestWork cache.
 func workTransform(t testing.TB) func(any) (any, error) {
 	t.Helper()
@@ -44,13 +57,7 @@ func workTransform(t testing.TB) func(any) (any, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for obj, by := range opts.ByObject {
-		if _, ok := obj.(*workv1.ManifestWork); ok {
-			return by.Transform
-		}
-	}
-	t.Fatal("CacheOptions has no ManifestWork transform")
-	return nil
+	return worksByObject(t, opts).Transform
 }
 
 // TestTrimWork: the cached work keeps, field by field, what its readers read (see trimWork), and loses the rest.
@@ -554,10 +561,8 @@ func TestCacheListsWorksTrimmed(t *testing.T) {
 		t.Fatalf("CacheOptions gives no informer constructor: %v", err)
 	}
 	// The trimmed list reads every namespace's works: per-namespace informers would each list them all.
-	for obj, by := range opts.ByObject {
-		if _, ok := obj.(*workv1.ManifestWork); ok && (len(by.Namespaces) > 0 || len(opts.DefaultNamespaces) > 0) {
-			t.Fatalf("the works' cache is restricted to namespaces %v %v, which its list does not follow", by.Namespaces, opts.DefaultNamespaces)
-		}
+	if by := worksByObject(t, opts); len(by.Namespaces) > 0 || len(opts.DefaultNamespaces) > 0 {
+		t.Fatalf("the works' cache is restricted to namespaces %v %v, which its list does not follow", by.Namespaces, opts.DefaultNamespaces)
 	}
 	watchOnly := &toolscache.ListWatch{
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (k8sruntime.Object, error) {

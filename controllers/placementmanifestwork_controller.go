@@ -205,6 +205,9 @@ func (r *PlacementManifestWorkReconciler) gather(ctx context.Context, pmw *workv
 	if obs.unavailable, err = r.unavailableClusters(ctx); err != nil {
 		return nil, 0, err
 	}
+	if obs.availableSince, err = r.availableSince(ctx, leavingClusters(obs), obs.unavailable); err != nil {
+		return nil, 0, err
+	}
 	if obs.decided() && obs.invalid == nil {
 		if obs.revisionData, err = revision.Data(pmw); err != nil {
 			return nil, 0, err
@@ -451,6 +454,10 @@ type inputs struct {
 	invalid *planner.InvalidError
 	// unavailable says, per ManagedCluster that is not available, why.
 	unavailable map[string]string
+	// availableSince says, for each cluster that left the decisions and whose ManagedCluster is available, since
+	// when (its Available condition's last transition): a cluster back from being unreachable keeps its work a
+	// while, for the Placement to decide it again (planWrites).
+	availableSince map[string]time.Time
 	// planInput are the cluster facts a split weighs clusters by (labels, scores), read only when the desired
 	// state is computed; scoresExpire is when the earliest score used expires.
 	planInput    planner.Input

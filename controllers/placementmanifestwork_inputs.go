@@ -323,6 +323,29 @@ func (r *PlacementManifestWorkReconciler) unavailableClusters(ctx context.Contex
 	return out, nil
 }
 
+// availableSince reads, for each of the given clusters that is not unavailable, since when its ManagedCluster
+// has been available. A cluster without a ManagedCluster is left out: it was detached, which is the user's
+// intent, not a moment.
+func (r *PlacementManifestWorkReconciler) availableSince(ctx context.Context, clusters []string, unavailable map[string]string) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	for _, cluster := range clusters {
+		if unavailable[cluster] != "" {
+			continue
+		}
+		mc := &clusterv1.ManagedCluster{}
+		if err := r.reader().Get(ctx, client.ObjectKey{Name: cluster}, mc); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, fmt.Errorf("reading ManagedCluster %s: %w", cluster, err)
+		}
+		if c := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable); c != nil && c.Status == metav1.ConditionTrue {
+			out[cluster] = c.LastTransitionTime.Time
+		}
+	}
+	return out, nil
+}
+
 // unavailable says why a ManagedCluster is not available, or "" when it is.
 func unavailable(mc *clusterv1.ManagedCluster) string {
 	c := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)

@@ -8,6 +8,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 )
@@ -81,7 +82,8 @@ func leavingClusters(obs *observation) []string {
 //     current template at once, so failover is never held back by the rollout's failure accounting;
 //   - the works of clusters that left (leavingSince says since when) are kept while a decided cluster is still
 //     on its way (make before break), or while nothing is decided (a drop to nothing is as often a moment as
-//     the user's intent), until the move timeout;
+//     the user's intent), until the move timeout; and, whatever the move strategy, while the cluster is
+//     unavailable and for the recovery period after it is back (unreachableHold);
 //   - once the status records that a finished run's works were removed (ttlSecondsAfterFinished), every work
 //     left is deleted and none is written for this generation (planCompletion).
 func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavingSince map[string]time.Time, now time.Time) writePlan {
@@ -147,7 +149,13 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 	timeout := moveTimeout(pmw)
 	waitForJoining := progressing || len(obs.clusters) == 0
 	leaving := leavingClusters(obs)
+	recovery := recoveryPeriod(pmw)
 	for _, cluster := range leaving {
+		if held, recheck := unreachableHold(obs, cluster, recovery, now); held {
+			wp.leaving++
+			wp.recheck = minPositive(wp.recheck, recheck)
+			continue
+		}
 		left := timeout - now.Sub(leavingSince[cluster])
 		if timeout == 0 || !waitForJoining || left <= 0 {
 			wp.ops = append(wp.ops, writeOp{cluster: cluster, existing: obs.owned[cluster], delete: true})
@@ -163,6 +171,36 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 		}
 	}
 	return wp
+}
+
+// unreachableHold says whether the work of a cluster that left the decisions is kept because its ManagedCluster
+// is not available, or has been available again for less than the recovery period (recheck is what is left of
+// it). OCM's placement controller drops a cluster whose lease expired (the unreachable and unavailable taints,
+// effect NoSelect) and decides it again once it is back, so a Placement without tolerations says nothing of the
+// user's intent while the cluster is away. Deleting its work would reach the cluster only once it is back, and
+// then remove its workloads before the Placement decides it again. A cluster whose ManagedCluster is gone
+// (detached) is not held.
+func unreachableHold(obs *observation, cluster string, recovery time.Duration, now time.Time) (held bool, recheck time.Duration) {
+	if obs.unavailable[cluster] != "" {
+		return true, 0 // its ManagedCluster's next availability change wakes this PlacementManifestWork
+	}
+	since, ok := obs.availableSince[cluster]
+	if !ok {
+		return false, 0
+	}
+	if left := recovery - now.Sub(since); left > 0 {
+		return true, left
+	}
+	return false, 0
+}
+
+// recoveryPeriod is how long a cluster must be available again before it counts as back: failover's
+// recoveryPeriod, which also applies to PlacementManifestWorks that split nothing.
+func recoveryPeriod(pmw *workv1alpha1.PlacementManifestWork) time.Duration {
+	if f := pmw.Spec.Failover; f != nil && f.RecoveryPeriod != nil {
+		return f.RecoveryPeriod.Duration
+	}
+	return failover.DefaultRecoveryPeriod
 }
 
 // joinOnCompleted gives the decided clusters that have no work and that the rollout holds back from the current

@@ -13,6 +13,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/revision"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
@@ -80,7 +81,10 @@ func TestPlanWrites(t *testing.T) {
 		owned        map[string]*workv1.ManifestWork
 		current      map[string]health.ClusterResult
 		leavingSince map[string]time.Time
-		want         want
+		// unavailable and availableSince are the leaving clusters' ManagedClusters, as gather reads them.
+		unavailable    map[string]string
+		availableSince map[string]time.Time
+		want           want
 	}{
 		"new clusters get their works": {
 			pmw: newPMW("app:1", nil, nil), clusters: []string{"a", "b"},
@@ -163,6 +167,36 @@ func TestPlanWrites(t *testing.T) {
 			current: map[string]health.ClusterResult{"a": healthy, "b": healthy, "c": healthy},
 			want:    want{},
 		},
+		"a cluster dropped while unreachable keeps its work, whatever the move timeout": {
+			pmw: newPMW("app:1", nil, nil), clusters: []string{"b"},
+			owned:        merge(works(newPMW("app:1", nil, nil), "a"), works(newPMW("app:1", nil, nil), "b")),
+			current:      map[string]health.ClusterResult{"b": healthy},
+			leavingSince: map[string]time.Time{"a": now.Add(-time.Hour)},
+			unavailable:  map[string]string{"a": "the ManagedCluster's availability is Unknown"},
+			want:         want{upToDate: []string{"b"}, leaving: 1},
+		},
+		"every cluster dropped while unreachable, moveStrategy Immediate: the works are kept": {
+			pmw: newPMW("app:1", nil, immediate), owned: works(newPMW("app:1", nil, nil), "a", "b"),
+			leavingSince: map[string]time.Time{"a": now, "b": now},
+			unavailable:  map[string]string{"a": "Unknown", "b": "not available"},
+			want:         want{leaving: 2},
+		},
+		"a cluster back from being unreachable keeps its work for the recovery period": {
+			pmw: newPMW("app:1", nil, nil), clusters: []string{"b"},
+			owned:          merge(works(newPMW("app:1", nil, nil), "a"), works(newPMW("app:1", nil, nil), "b")),
+			current:        map[string]health.ClusterResult{"b": healthy},
+			leavingSince:   map[string]time.Time{"a": now.Add(-time.Hour)},
+			availableSince: map[string]time.Time{"a": now.Add(-30 * time.Second)},
+			want:           want{upToDate: []string{"b"}, leaving: 1, recheck: failover.DefaultRecoveryPeriod - 30*time.Second},
+		},
+		"a cluster available for the recovery period and still not decided loses its work": {
+			pmw: newPMW("app:1", nil, nil), clusters: []string{"b"},
+			owned:          merge(works(newPMW("app:1", nil, nil), "a"), works(newPMW("app:1", nil, nil), "b")),
+			current:        map[string]health.ClusterResult{"b": healthy},
+			leavingSince:   map[string]time.Time{"a": now.Add(-time.Hour)},
+			availableSince: map[string]time.Time{"a": now.Add(-failover.DefaultRecoveryPeriod)},
+			want:           want{deletes: []string{"a"}, upToDate: []string{"b"}},
+		},
 		"nothing decided with moveStrategy Immediate: the works go at once": {
 			pmw: newPMW("app:1", nil, immediate), owned: works(newPMW("app:1", nil, nil), "a", "b"),
 			leavingSince: map[string]time.Time{"a": now, "b": now},
@@ -180,7 +214,8 @@ func TestPlanWrites(t *testing.T) {
 			}
 			obs := &observation{
 				inputs: inputs{placement: &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}},
-					decisions: []clusterv1beta1.PlacementDecision{decision}, clusters: tc.clusters, owned: tc.owned},
+					decisions: []clusterv1beta1.PlacementDecision{decision}, clusters: tc.clusters, owned: tc.owned,
+					unavailable: tc.unavailable, availableSince: tc.availableSince},
 				desired: desired{builder: builder, templateHash: builder.TemplateHash(), current: tc.current, plan: plan},
 			}
 			if obs.owned == nil {

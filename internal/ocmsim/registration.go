@@ -3,12 +3,14 @@ package ocmsim
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,6 +83,38 @@ func Bind(ctx context.Context, c client.Client, clusterSet string, namespaces ..
 		}
 	}
 	return nil
+}
+
+// SetReachable plays OCM's registration (v1.2) for a cluster whose agent stops renewing its lease, or renews it
+// again: the hub's lease controller sets the ManagedCluster's Available condition to Unknown (or True again) and
+// its taint controller adds the unreachable taint, effect NoSelect (or removes it), which makes the placement
+// controller drop the cluster from every Placement that does not tolerate it.
+func SetReachable(ctx context.Context, c client.Client, cluster string, reachable bool) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		mc := &clusterv1.ManagedCluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: cluster}, mc); err != nil {
+			return err
+		}
+		available := metav1.Condition{Type: clusterv1.ManagedClusterConditionAvailable, Status: metav1.ConditionTrue,
+			Reason: "ManagedClusterAvailable", Message: "Managed cluster is available"}
+		if !reachable {
+			available.Status, available.Reason = metav1.ConditionUnknown, "ManagedClusterLeaseUpdateStopped"
+			available.Message = "Registration agent stopped updating its lease."
+		}
+		meta.SetStatusCondition(&mc.Status.Conditions, available)
+		if err := c.Status().Update(ctx, mc); err != nil {
+			return err
+		}
+		taints := slices.DeleteFunc(mc.Spec.Taints, func(t clusterv1.Taint) bool {
+			return t.Key == clusterv1.ManagedClusterTaintUnreachable || t.Key == clusterv1.ManagedClusterTaintUnavailable
+		})
+		if !reachable {
+			taints = append(taints, clusterv1.Taint{Key: clusterv1.ManagedClusterTaintUnreachable,
+				Effect: clusterv1.TaintEffectNoSelect, TimeAdded: metav1.Now()})
+		}
+		mc.Spec.Taints = taints
+		return c.Update(ctx, mc)
+	})
 }
 
 // CreateNamespaces creates the namespaces that do not exist.

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/e2e/stack"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
@@ -160,7 +161,58 @@ var _ = Describe("Re-creating the Placement keeps every ManifestWork", func() {
 			expectAllAvailable(g, getPMW(ctx, g, pmw), 3)
 		}).WithContext(ctx).WithTimeout(holdWindow).WithPolling(poll).Should(Succeed())
 	})
+
+	It("keeps the work of a cluster whose lease expired while OCM's placement controller drops it, and when it is back", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "unreachable")
+		Expect(hub.Create(ctx, selectingPlacement("keep", ns))).To(Succeed())
+		pmw := framework.MakePMW("keep", ns).Placement("keep").Manifest(deployment("keep", ns, 1, image)).Obj()
+		kept := deliver(ctx, pmw)
+
+		away := clusters[0]
+		start := time.Now()
+		// What OCM's registration does when the cluster's agent stops renewing its lease: Available Unknown and
+		// the unreachable taint (NoSelect), which the Placement does not tolerate.
+		Expect(ocmsim.SetReachable(ctx, hub, away, false)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { Expect(ocmsim.SetReachable(ctx, hub, away, true)).To(Succeed()) })
+		Eventually(func(g Gomega) {
+			mustHold(func(g Gomega) { kept.expectKept(ctx, g, pmw) })
+			g.Expect(decidedClusters(ctx, g, ns, "keep")).To(HaveLen(2), "OCM's placement controller drops the unreachable cluster")
+			g.Expect(decidedClusters(ctx, g, ns, "keep")).NotTo(ContainElement(away))
+			g.Expect(getPMW(ctx, g, pmw).Status.LeavingClusters).To(BeEquivalentTo(1), "status.leavingClusters")
+		}).WithContext(ctx).WithTimeout(convergeTimeout).WithPolling(poll).Should(Succeed())
+		GinkgoWriter.Printf("the placement controller dropped %s %s after it became unreachable\n", away, time.Since(start).Round(time.Millisecond))
+		Consistently(func(g Gomega) {
+			kept.expectKept(ctx, g, pmw)
+		}).WithContext(ctx).WithTimeout(holdWindow).WithPolling(poll).Should(Succeed())
+
+		// Back: the placement controller decides it again, and its work and workload were never removed.
+		start = time.Now()
+		Expect(ocmsim.SetReachable(ctx, hub, away, true)).To(Succeed())
+		Eventually(func(g Gomega) {
+			mustHold(func(g Gomega) { kept.expectKept(ctx, g, pmw) })
+			g.Expect(decidedClusters(ctx, g, ns, "keep")).To(ContainElement(away))
+			got := getPMW(ctx, g, pmw)
+			expectAllAvailable(g, got, 3)
+			g.Expect(got.Status.LeavingClusters).To(BeZero(), "status.leavingClusters")
+		}).WithContext(ctx).WithTimeout(convergeTimeout).WithPolling(poll).Should(Succeed())
+		converged(phaseHub, start)
+		Consistently(func(g Gomega) {
+			kept.expectKept(ctx, g, pmw)
+			expectAllAvailable(g, getPMW(ctx, g, pmw), 3)
+		}).WithContext(ctx).WithTimeout(holdWindow).WithPolling(poll).Should(Succeed())
+	})
 })
+
+// decidedClusters are the clusters a Placement's PlacementDecisions name.
+func decidedClusters(ctx context.Context, g Gomega, namespace, placement string) []string {
+	var out []string
+	for _, d := range placementDecisions(ctx, g, namespace, placement) {
+		for _, c := range d.Status.Decisions {
+			out = append(out, c.ClusterName)
+		}
+	}
+	return out
+}
 
 // placementDecisions lists a Placement's PlacementDecisions on the hub.
 func placementDecisions(ctx context.Context, g Gomega, namespace, placement string) []clusterv1beta1.PlacementDecision {

@@ -27,7 +27,9 @@ type budgetOutcome struct {
 // budget.Admit), in the order planWrites made them: a rollout step (a new template for a cluster that has a
 // work), a share decrease, and the removal of a leaving cluster's work. Creations, share increases and steps
 // back to the completed revision pass. The replicas available are what each work's agent reports (the availableReplicas
-// feedback of the split manifest), on every work of this PlacementManifestWork, leaving ones included.
+// feedback of the split manifest), on every work of this PlacementManifestWork, leaving ones included, each
+// counted at most up to the share the cluster was given (givenShare): an agent's report reaches at most its own
+// cluster, so one that reports more than its cluster runs cannot make room for writes to the others.
 func gateByBudget(pmw *workv1alpha1.PlacementManifestWork, obs *observation, ops []writeOp) ([]writeOp, budgetOutcome) {
 	if pmw.Spec.DisruptionBudget == nil || obs.plan == nil || len(obs.plan.Splits) == 0 {
 		return ops, budgetOutcome{}
@@ -47,7 +49,7 @@ func gateByBudget(pmw *workv1alpha1.PlacementManifestWork, obs *observation, ops
 		limits[i] = limit
 		for cluster, w := range obs.owned {
 			if n, ok := availableReplicas(w, s); ok {
-				workloads[i].Available[cluster] = n
+				workloads[i].Available[cluster] = min(n, givenShare(obs, cluster, obs.plan.SplitKeys[i]))
 			}
 		}
 	}
@@ -166,6 +168,21 @@ func availableReplicas(w *workv1.ManifestWork, s workv1alpha1.SplitStatus) (int3
 		}
 	}
 	return 0, false
+}
+
+// givenShare is the share of the split manifest key that the manager gave the cluster, which bounds how many of
+// its replicas can be available: the manager's own record of the shares it delivered (obs.previous), else the
+// share the plan gives the cluster now (a cluster or split the record lacks, for example after a restart whose
+// works' annotations did not match the status); 0 when neither has one, so a report the manager cannot vouch
+// for counts as nothing available. Never the work's shares annotation: its agent can edit that too.
+func givenShare(obs *observation, cluster, key string) int32 {
+	if v, ok := obs.previous[cluster][key]; ok {
+		return max(v, 0)
+	}
+	if v, ok := obs.plan.Shares[cluster][key]; ok {
+		return max(v, 0)
+	}
+	return 0
 }
 
 // shareDecreases are the split manifests (by index) whose share the update lowers, with the new share.

@@ -40,13 +40,23 @@ func TestGateByBudget(t *testing.T) {
 	reshare := func(cluster string, existing *workv1.ManifestWork, share int32) writeOp {
 		return writeOp{cluster: cluster, existing: existing, desired: work(share, -1)}
 	}
+	// The fleet of the cases below on inflated reports: 6 replicas split 2/2/2 over a, b and c, and a's agent
+	// reports 1000 of its 2 available (compromised, or buggy).
+	inflated := func() map[string]*workv1.ManifestWork {
+		return map[string]*workv1.ManifestWork{"a": work(2, 1000), "b": work(2, 2), "c": work(2, 2)}
+	}
 	cases := map[string]struct {
 		budget      *intstr.IntOrString
 		onCompleted bool
-		owned       map[string]*workv1.ManifestWork
-		ops         func(owned map[string]*workv1.ManifestWork) []writeOp
-		wantKept    []string
-		want        *workv1alpha1.DisruptionBudgetStatus
+		// total is the split total, 10 when 0.
+		total int32
+		owned map[string]*workv1.ManifestWork
+		// record is the manager's record of the shares it delivered (obs.previous); the shares the owned works
+		// carry when nil. planned are the shares the plan gives the decided clusters now.
+		record, planned map[string]map[string]int32
+		ops             func(owned map[string]*workv1.ManifestWork) []writeOp
+		wantKept        []string
+		want            *workv1alpha1.DisruptionBudgetStatus
 	}{
 		"no budget: everything passes": {
 			owned: map[string]*workv1.ManifestWork{"a": work(5, 5), "b": work(5, 5)},
@@ -126,6 +136,66 @@ func TestGateByBudget(t *testing.T) {
 			wantKept: []string{"a", "b"},
 			want:     &workv1alpha1.DisruptionBudgetStatus{UnavailableReplicas: 2, MaxUnavailableReplicas: 0},
 		},
+		"an agent reporting more than its share makes no room for another cluster's rollout step": {
+			budget: ptr.To(intstr.FromInt32(0)), total: 6, owned: inflated(),
+			ops: func(o map[string]*workv1.ManifestWork) []writeOp {
+				return []writeOp{step("c", o["c"]), step("b", o["b"])}
+			},
+			wantKept: []string{"c"},
+			want: &workv1alpha1.DisruptionBudgetStatus{MaxUnavailableReplicas: 0, Held: []string{"b"},
+				Message: "The rollout step of cluster b waits: it would make 4 of 6 replicas of Deployment.apps default/web unavailable, maxUnavailableReplicas is 0"},
+		},
+		"an agent reporting more than its share makes no room for another cluster's share decrease": {
+			budget: ptr.To(intstr.FromInt32(0)), total: 6, owned: inflated(),
+			ops: func(o map[string]*workv1.ManifestWork) []writeOp {
+				return []writeOp{reshare("b", o["b"], 1)}
+			},
+			want: &workv1alpha1.DisruptionBudgetStatus{MaxUnavailableReplicas: 0, Held: []string{"b"},
+				Message: "The share decrease of cluster b waits: it would make 1 of 6 replicas of Deployment.apps default/web unavailable, maxUnavailableReplicas is 0"},
+		},
+		"an agent reporting more than its share makes no room for a leaving cluster's removal": {
+			budget: ptr.To(intstr.FromInt32(0)), total: 6,
+			owned: map[string]*workv1.ManifestWork{"a": work(2, 1000), "b": work(2, 2), "c": work(2, 1), "old": work(2, 2)},
+			ops: func(o map[string]*workv1.ManifestWork) []writeOp {
+				return []writeOp{{cluster: "old", existing: o["old"], delete: true}}
+			},
+			want: &workv1alpha1.DisruptionBudgetStatus{MaxUnavailableReplicas: 0, Held: []string{"old"},
+				Message: "The removal of cluster old waits: it would make 1 of 6 replicas of Deployment.apps default/web unavailable, maxUnavailableReplicas is 0"},
+		},
+		"the manager's record caps a report, not the shares annotation the agent can edit": {
+			budget: ptr.To(intstr.FromInt32(0)), total: 6,
+			owned:  map[string]*workv1.ManifestWork{"a": work(1000, 1000), "b": work(2, 2), "c": work(2, 2)},
+			record: map[string]map[string]int32{"a": {key: 2}, "b": {key: 2}, "c": {key: 2}},
+			ops: func(o map[string]*workv1.ManifestWork) []writeOp {
+				return []writeOp{step("c", o["c"]), step("b", o["b"])}
+			},
+			wantKept: []string{"c"},
+			want: &workv1alpha1.DisruptionBudgetStatus{MaxUnavailableReplicas: 0, Held: []string{"b"},
+				Message: "The rollout step of cluster b waits: it would make 4 of 6 replicas of Deployment.apps default/web unavailable, maxUnavailableReplicas is 0"},
+		},
+		"a cluster missing from the record counts at most the share planned for it": {
+			budget: ptr.To(intstr.FromInt32(0)), total: 6,
+			owned:   map[string]*workv1.ManifestWork{"a": work(1000, 1000), "b": work(2, 2), "c": work(2, 2)},
+			record:  map[string]map[string]int32{"b": {key: 2}, "c": {key: 2}},
+			planned: map[string]map[string]int32{"a": {key: 2}, "b": {key: 2}, "c": {key: 2}},
+			ops: func(o map[string]*workv1.ManifestWork) []writeOp {
+				return []writeOp{step("c", o["c"]), step("b", o["b"])}
+			},
+			wantKept: []string{"c"},
+			want: &workv1alpha1.DisruptionBudgetStatus{MaxUnavailableReplicas: 0, Held: []string{"b"},
+				Message: "The rollout step of cluster b waits: it would make 4 of 6 replicas of Deployment.apps default/web unavailable, maxUnavailableReplicas is 0"},
+		},
+		"a cluster neither recorded nor planned counts as nothing available": {
+			budget: ptr.To(intstr.FromInt32(0)), total: 6,
+			owned:  map[string]*workv1.ManifestWork{"a": work(2, 2), "b": work(2, 2), "c": work(2, 2), "old": work(1000, 1000)},
+			record: map[string]map[string]int32{"a": {key: 2}, "b": {key: 2}, "c": {key: 2}},
+			ops: func(o map[string]*workv1.ManifestWork) []writeOp {
+				return []writeOp{step("c", o["c"]), step("b", o["b"])}
+			},
+			wantKept: []string{"c"},
+			want: &workv1alpha1.DisruptionBudgetStatus{MaxUnavailableReplicas: 0, Held: []string{"b"},
+				Message: "The rollout step of cluster b waits: it would make 4 of 6 replicas of Deployment.apps default/web unavailable, maxUnavailableReplicas is 0"},
+		},
 		"a cluster without a work (created) is never held": {
 			budget: ptr.To(intstr.FromInt32(0)),
 			owned:  map[string]*workv1.ManifestWork{"a": work(10, 3)},
@@ -144,7 +214,15 @@ func TestGateByBudget(t *testing.T) {
 			}
 			obs := &observation{}
 			obs.owned, obs.onCompleted = tc.owned, tc.onCompleted
-			obs.plan = &planner.Plan{Splits: []workv1alpha1.SplitStatus{split}, SplitKeys: []string{key}}
+			obs.previous = tc.record
+			if obs.previous == nil {
+				obs.previous = ownedShares(tc.owned)
+			}
+			s := split
+			if tc.total != 0 {
+				s.Total = tc.total
+			}
+			obs.plan = &planner.Plan{Splits: []workv1alpha1.SplitStatus{s}, SplitKeys: []string{key}, Shares: tc.planned}
 			kept, out := gateByBudget(pmw, obs, tc.ops(tc.owned))
 			var got []string
 			for _, op := range kept {

@@ -46,8 +46,9 @@ type Workload struct {
 	Name string
 	// Total is the split total: the user's replicas. Negative counts as 0.
 	Total int32
-	// Available is the availableReplicas each cluster carrying a work of the workload reports. A cluster
-	// absent has none; negative counts as 0.
+	// Available is the availableReplicas each cluster carrying a work of the workload reports, capped by the
+	// caller at the share that cluster was given: Admit trusts every count, so a count beyond what the cluster
+	// runs would make room for actions on the other clusters. A cluster absent has none; negative counts as 0.
 	Available map[string]int32
 }
 

@@ -189,6 +189,18 @@ func TestComputeStatus(t *testing.T) {
 				readyMessage: "override missing fails on 1 clusters (c2): override missing on cluster c2: ConfigMap default/cfg",
 				overrides:    []workv1alpha1.OverrideStatus{{Name: "missing", Failed: 1, FailedClusters: []string{"c2"}}}},
 		},
+		// While a failed revision is rolled back the plan is the completed revision's, so every cluster on it
+		// counts as up to date; ManifestworkApplied must still not say the current template is applied.
+		"a failed revision rolled back on every cluster is not applied": {
+			obs: observation{inputs: decided("c1", "c2"), desired: desired{plan: plan("c1", "c2"), upToDate: upToDate("c1", "c2"),
+				rollout: rolloutPlan{failure: failureStep{evaluated: true, rollingBack: true,
+					failed: &workv1alpha1.FailedRevision{Revision: 2, Name: "web-v2", Clusters: []string{"c1"}},
+					to:     &workv1alpha1.RevisionReference{Revision: 1, Name: "web-v1"}}}}},
+			want: want{conditions: map[string]string{
+				workv1alpha1.ConditionManifestworkApplied: "False/RolledBack", workv1alpha1.ConditionRolloutComplete: "False/RolledBack",
+				workv1alpha1.ConditionReady: "False/RolledBack", workv1alpha1.ConditionStalled: "True/RolledBack",
+			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 2, Available: 2}},
+		},
 		"a cluster the rollout holds on an earlier template is progressing, not available": {
 			obs: observation{inputs: decided("c1", "c2"), desired: desired{plan: plan("c1", "c2"), upToDate: upToDate("c1")}},
 			want: want{conditions: map[string]string{

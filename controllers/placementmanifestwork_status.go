@@ -105,7 +105,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	}
 
 	setCondition(&st, pmw, placementCondition(&obs.inputs))
-	setCondition(&st, pmw, appliedCondition(&obs.inputs, &obs.outcome, outcomes, st.PlacedManifestWorkSummary))
+	setCondition(&st, pmw, appliedCondition(&obs.inputs, &obs.outcome, obs.rollout.failure, outcomes, st.PlacedManifestWorkSummary))
 	setCondition(&st, pmw, distributedCondition(pmw, obs.invalid, obs.plan))
 	var rollout *metav1.Condition
 	if obs.plan != nil {
@@ -276,7 +276,12 @@ func placementCondition(in *inputs) metav1.Condition {
 	return c
 }
 
-func appliedCondition(in *inputs, out *outcome, outcomes []status.ClusterOutcome, summary workv1alpha1.PlacedManifestWorkSummary) metav1.Condition {
+// appliedCondition is ManifestworkApplied: True only when every decided cluster applied the current template,
+// which recipes that orphan the workloads and then delete the PlacementManifestWork wait for. failure is the
+// rollout's failure step: while a failed revision is rolled back the plan and the summary are the completed
+// revision's, so a cluster back on it counts as applied, and only the step tells that none carries the current
+// template.
+func appliedCondition(in *inputs, out *outcome, failure failureStep, outcomes []status.ClusterOutcome, summary workv1alpha1.PlacedManifestWorkSummary) metav1.Condition {
 	c := metav1.Condition{Type: workv1alpha1.ConditionManifestworkApplied, Status: metav1.ConditionFalse}
 	switch {
 	case in.invalid != nil:
@@ -291,6 +296,13 @@ func appliedCondition(in *inputs, out *outcome, outcomes []status.ClusterOutcome
 		c.Reason = workv1alpha1.ReasonWriteFailed
 		c.Message = fmt.Sprintf("%d ManifestWork writes failed and will be retried, for clusters %s; first error: %v",
 			len(out.writeErrors), names(out.failedClusters), out.writeErrors[0])
+	case failure.rollingBack:
+		// Before the clusters' own results: an apply failure of the completed revision is on Ready and
+		// status.unhealthyClusters, and what a reader of this condition must learn is that the current template
+		// is not what the clusters are meant to carry.
+		c.Reason = workv1alpha1.ReasonRolledBack
+		c.Message = fmt.Sprintf("Revision %d failed and is rolled back: %d of %d clusters applied revision %d, the last completed, not the current template; no cluster gets revision %d until the spec changes (revert it in git) or kubectl pmw rollout retry asks for it",
+			failure.failed.Revision, summary.Applied, summary.Total, failure.to.Revision, failure.failed.Revision)
 	default:
 		var failed []string
 		for _, o := range outcomes {

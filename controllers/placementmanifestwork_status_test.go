@@ -104,6 +104,66 @@ func TestReadiness(t *testing.T) {
 	}
 }
 
+// TestAppliedCondition: ManifestworkApplied is True only when every decided cluster applied the current template;
+// a rolled-back revision is never reported applied, even once every cluster applied the completed one.
+func TestAppliedCondition(t *testing.T) {
+	in := &inputs{placementName: "p", placementFound: true, clusters: []string{"a", "b"}, workName: "w"}
+	failed := &workv1alpha1.FailedRevision{Revision: 2, Name: "web-v2", Clusters: []string{"a"}}
+	completed := &workv1alpha1.RevisionReference{Revision: 1, Name: "web-v1"}
+	rollingBack := failureStep{evaluated: true, failed: failed, rollingBack: true, to: completed}
+	held := failureStep{evaluated: true, failed: failed, hold: true, to: completed}
+	applied := func(n int32) workv1alpha1.PlacedManifestWorkSummary {
+		return workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: n, Available: n}
+	}
+	type want struct {
+		status          metav1.ConditionStatus
+		reason, message string
+	}
+	cases := map[string]struct {
+		out     outcome
+		failure failureStep
+		summary workv1alpha1.PlacedManifestWorkSummary
+		want    want
+	}{
+		"every cluster applied the current template": {
+			summary: applied(2),
+			want:    want{metav1.ConditionTrue, workv1alpha1.ReasonAsExpected, "All 2 clusters applied the current ManifestWork"},
+		},
+		"being rolled back: the clusters back on the completed revision are not the current template": {
+			failure: rollingBack, summary: applied(1),
+			want: want{metav1.ConditionFalse, workv1alpha1.ReasonRolledBack,
+				"Revision 2 failed and is rolled back: 1 of 2 clusters applied revision 1, the last completed, not the current template; no cluster gets revision 2 until the spec changes (revert it in git) or kubectl pmw rollout retry asks for it"},
+		},
+		"rolled back on every cluster: still not applied": {
+			failure: rollingBack, summary: applied(2),
+			want: want{metav1.ConditionFalse, workv1alpha1.ReasonRolledBack,
+				"Revision 2 failed and is rolled back: 2 of 2 clusters applied revision 1, the last completed, not the current template; no cluster gets revision 2 until the spec changes (revert it in git) or kubectl pmw rollout retry asks for it"},
+		},
+		"being rolled back with a refused write: the write is said first": {
+			out: outcome{writeErrors: []error{errors.New("quota")}, failedClusters: []string{"a"}}, failure: rollingBack, summary: applied(2),
+			want: want{metav1.ConditionFalse, workv1alpha1.ReasonWriteFailed, "1 ManifestWork writes failed and will be retried, for clusters a; first error: quota"},
+		},
+		// Held (the completed revision cannot be delivered), the plan stays the current template's: a cluster
+		// counts as applied only when it carries the current (failed) revision, so True is still the truth.
+		"a failed revision held where every cluster carries it": {
+			failure: held, summary: applied(2),
+			want: want{metav1.ConditionTrue, workv1alpha1.ReasonAsExpected, "All 2 clusters applied the current ManifestWork"},
+		},
+		"a failed revision held where a cluster carries the completed one": {
+			failure: held, summary: applied(1),
+			want: want{metav1.ConditionFalse, workv1alpha1.ReasonWaitingForApply, "1 of 2 clusters applied the current ManifestWork"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := appliedCondition(in, &tc.out, tc.failure, nil, tc.summary)
+			if diff := cmp.Diff(tc.want, want{c.Status, c.Reason, c.Message}, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("ManifestworkApplied (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestEvents(t *testing.T) {
 	cond := func(t, reason string, s metav1.ConditionStatus) metav1.Condition {
 		return metav1.Condition{Type: t, Status: s, Reason: reason, Message: reason}

@@ -161,7 +161,8 @@ const (
 	ReasonRolloutPaused = "RolloutPaused"
 	// ReasonRolledBack: the current revision failed under failurePolicy Rollback (status.failedRevision): the
 	// clusters that carried it return, or have returned, to the last completed revision, until the spec changes
-	// or a retry is asked for.
+	// or a retry is asked for. Also on ManifestworkApplied (False): the clusters carry the completed revision,
+	// not the current template.
 	ReasonRolledBack = "RolledBack"
 	// ReasonRolloutAwaitingApproval: the rollout of the current revision reached a rollout gate
 	// (spec.rolloutGates, status.rollout.awaitingApproval) that is not approved for it; the clusters beyond the

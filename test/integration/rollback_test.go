@@ -74,6 +74,13 @@ var _ = Describe("Pause and failed rollouts", func() {
 		fw.AgentReports(pmw, clusters[0], agentDown)
 		return before
 	}
+	// expectAppliedRolledBack: while revision 2 is rolled back to revision 1, ManifestworkApplied says so.
+	expectAppliedRolledBack := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork) {
+		c := fw.Condition(g, pmw, workv1alpha1.ConditionManifestworkApplied)
+		g.Expect(c.Status).To(Equal(F))
+		g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonRolledBack))
+		g.Expect(c.Message).To(And(ContainSubstring("Revision 2 failed"), ContainSubstring("revision 1, the last completed")))
+	}
 	retry := func(pmw *workv1alpha1.PlacementManifestWork, n string) {
 		fw.UpdatePMW(pmw, func(cur *workv1alpha1.PlacementManifestWork) {
 			if cur.Annotations == nil {
@@ -105,6 +112,7 @@ var _ = Describe("Pause and failed rollouts", func() {
 			stalled := meta.FindStatusCondition(cur.Status.Conditions, workv1alpha1.ConditionStalled)
 			g.Expect(stalled.Status).To(Equal(T))
 			g.Expect(stalled.Reason).To(Equal(workv1alpha1.ReasonRolledBack))
+			expectAppliedRolledBack(g, pmw)
 			// The spec is the user's: still v2.
 			g.Expect(cur.Spec.ManifestWorkTemplate).To(Equal(configMapTemplate2(ns)))
 			works := fw.WorksByCluster(g, pmw)
@@ -119,11 +127,14 @@ var _ = Describe("Pause and failed rollouts", func() {
 		Expect(v1[clusters[0]].Spec.Workload).To(Equal(v1[clusters[1]].Spec.Workload))
 		Expect(v1[clusters[0]].Annotations[workv1alpha1.AnnotationTemplateHash]).To(Equal(v1[clusters[1]].Annotations[workv1alpha1.AnnotationTemplateHash]))
 
-		// Not retried by later reconciles, even once the first cluster is available again on v1.
+		// Not retried by later reconciles, even once the first cluster is available again on v1. Every cluster
+		// then applied what it is meant to carry, but not the current template: ManifestworkApplied, which
+		// "kubectl wait" recipes gate a delete on, stays False.
 		fw.AgentReports(pmw, clusters[0], agentUp)
 		Consistently(func(g Gomega) {
 			g.Expect(configMapValues(g, fw, pmw)).To(Equal(carrying("1", clusters)))
 			g.Expect(fw.Current(g, pmw).Status.FailedRevision).NotTo(BeNil())
+			expectAppliedRolledBack(g, pmw)
 		}, "3s", interval).Should(Succeed())
 
 		// A retry of another revision does nothing.

@@ -109,6 +109,7 @@ type Reconciler struct {
 		kinds() []schema.GroupVersionKind
 		ready(ctx context.Context) error
 		unreadable(gk schema.GroupKind) bool
+		readsAll() bool
 	}
 	// objects are the full objects of the opted-in namespaces.
 	objects *objectStore
@@ -218,6 +219,10 @@ type inputs struct {
 	ns *corev1.Namespace
 	// objects are its objects of Kinds, without those being deleted and the per-namespace ones.
 	objects []*unstructured.Unstructured
+	// deleting are its objects being deleted that a garbage collector's finalizer holds (fleet.HeldByGC), as
+	// metadata with their kind set; owners are the UIDs that its objects' ownerReferences name.
+	deleting []*metav1.PartialObjectMetadata
+	owners   map[types.UID]bool
 	// hubNamespace tells whether the hub has the namespace.
 	hubNamespace bool
 	// pmw is the hub's PlacementManifestWork named workv1alpha1.FleetGeneratedName; nil when there is none.
@@ -310,7 +315,47 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.setDelivered(ctx, pmw, cond, evs); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.writeStatus(ctx, in, tr, pmw)
+	if err := r.writeStatus(ctx, in, tr, pmw); err != nil {
+		return ctrl.Result{}, err
+	}
+	return r.finishDeletes(ctx, in)
+}
+
+// finishDeletes removes the garbage collector's finalizers (fleet.WithoutGCFinalizers) from the namespace's
+// objects being deleted, which the generated PlacementManifestWork just applied no longer delivers: the API
+// server adds them for a delete with propagationPolicy Foreground or Orphan, and a fleet API server without
+// kube-controller-manager has no garbage collector to remove them, so the objects would stay Terminating.
+// Safe where a garbage collector runs too: an object other objects name as their owner is left to it, and so
+// is every object while a kind the manager cannot read may hold such dependents unseen (tried again later).
+func (r *Reconciler) finishDeletes(ctx context.Context, in inputs) (ctrl.Result, error) {
+	if len(in.deleting) == 0 {
+		return ctrl.Result{}, nil
+	}
+	if !r.kinds.readsAll() {
+		return ctrl.Result{RequeueAfter: 6 * retryDiscovery}, nil
+	}
+	log := ctrl.LoggerFrom(ctx)
+	for _, o := range in.deleting {
+		finalizers, ok := fleet.WithoutGCFinalizers(o, in.owners)
+		if !ok {
+			continue
+		}
+		key := fleet.Key{Group: o.GroupVersionKind().Group, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
+		patched := o.DeepCopy()
+		patched.Finalizers = finalizers
+		// The whole list is written: the optimistic lock keeps a finalizer added meanwhile.
+		switch err := r.Fleet.Patch(ctx, patched, client.MergeFromWithOptions(o, client.MergeFromWithOptimisticLock{})); {
+		case apierrors.IsNotFound(err):
+		case apierrors.IsForbidden(err):
+			log.Info("Not allowed to remove the garbage collector's finalizers from a deleted fleet object, which stays Terminating: grant the fleet kubeconfig patch on its kind",
+				"object", key.String(), "error", err.Error())
+		case err != nil:
+			return ctrl.Result{}, fmt.Errorf("remove the garbage collector's finalizers from %s: %w", key, err)
+		default:
+			log.Info("Removed the garbage collector's finalizers from a deleted fleet object: no longer delivered, no dependents", "object", key.String())
+		}
+	}
+	return ctrl.Result{}, nil
 }
 
 // unreadableDelivered are the kinds of the generated PlacementManifestWork's manifests whose objects the manager
@@ -396,6 +441,7 @@ func getIfExists(ctx context.Context, c client.Reader, key client.ObjectKey, obj
 func (r *Reconciler) readObjects(ctx context.Context, in *inputs) error {
 	ns := in.ns.Name
 	objects := map[fleet.Key]*unstructured.Unstructured{}
+	in.owners = map[types.UID]bool{}
 	for _, gvk := range r.kinds.kinds() {
 		metas := metadataList(gvk)
 		if err := r.Fleet.List(ctx, metas, client.InNamespace(ns)); err != nil {
@@ -403,7 +449,18 @@ func (r *Reconciler) readObjects(ctx context.Context, in *inputs) error {
 		}
 		live := metas.Items[:0]
 		for _, m := range metas.Items {
-			if m.DeletionTimestamp == nil && !clusterOwn(gvk, ns, m.Name) {
+			for _, ref := range m.OwnerReferences {
+				in.owners[ref.UID] = true
+			}
+			switch {
+			case clusterOwn(gvk, ns, m.Name):
+			case m.DeletionTimestamp != nil:
+				if fleet.HeldByGC(&m) {
+					d := m.DeepCopy()
+					d.SetGroupVersionKind(gvk)
+					in.deleting = append(in.deleting, d)
+				}
+			default:
 				live = append(live, m)
 			}
 		}

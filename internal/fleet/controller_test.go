@@ -141,6 +141,17 @@ func TestUnreadable(t *testing.T) {
 			t.Errorf("unreadable(%s) = %v, want %v", gk, got, want)
 		}
 	}
+	if w.readsAll() {
+		t.Error("readsAll with ConfigMaps served but not read, and a group not discovered")
+	}
+	w.watched[cm] = cm.WithVersion("v1")
+	if w.readsAll() {
+		t.Error("readsAll with a group not discovered")
+	}
+	w.failedGroups = map[string]bool{}
+	if !w.readsAll() {
+		t.Error("not readsAll with every served kind read")
+	}
 }
 
 type fakeKinds struct{ unread map[schema.GroupKind]bool }
@@ -148,6 +159,7 @@ type fakeKinds struct{ unread map[schema.GroupKind]bool }
 func (fakeKinds) kinds() []schema.GroupVersionKind      { return nil }
 func (fakeKinds) ready(context.Context) error           { return nil }
 func (f fakeKinds) unreadable(gk schema.GroupKind) bool { return f.unread[gk] }
+func (f fakeKinds) readsAll() bool                      { return len(f.unread) == 0 }
 
 func TestUnreadableDelivered(t *testing.T) {
 	manifest := func(apiVersion, kind string) workv1.Manifest {

@@ -107,6 +107,22 @@ func (w *kindWatcher) unreadable(gk schema.GroupKind) bool {
 	return w.served[gk] || w.failedGroups[gk.Group]
 }
 
+// readsAll tells whether the manager reads every kind the last discovery found, and every API group was
+// discovered: only then does it see every object of a namespace (every dependent an object may have).
+func (w *kindWatcher) readsAll() bool {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if len(w.failedGroups) > 0 {
+		return false
+	}
+	for gk := range w.served {
+		if _, ok := w.watched[gk]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // Start discovers the kinds now and every rediscoverEvery until ctx ends (every retryDiscovery while the first
 // discovery has not succeeded or a started watch has not synced).
 func (w *kindWatcher) Start(ctx context.Context) error {

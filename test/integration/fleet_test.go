@@ -276,6 +276,54 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		}, timeout, interval).Should(Succeed())
 	})
 
+	It("finishes a Foreground or Orphan delete, which no garbage collector finishes on the fleet API server", func() {
+		Expect(fleetClient.Create(ctx, deployment("api", 2))).To(Succeed())
+		// Someone else's finalizer, and an owner with a dependent: a garbage collector's to handle, so left alone.
+		kept := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept", Namespace: ns, Finalizers: []string{"example.io/keep"}}}
+		Expect(fleetClient.Create(ctx, kept)).To(Succeed())
+		owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: ns}}
+		Expect(fleetClient.Create(ctx, owner)).To(Succeed())
+		dependent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dependent", Namespace: ns, OwnerReferences: []metav1.OwnerReference{
+			{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}}}}
+		Expect(fleetClient.Create(ctx, dependent)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(manifestNames(g, translated(g))).To(ContainElements("Deployment/web", "Deployment/api", "ConfigMap/kept", "ConfigMap/owner"))
+		}, timeout, interval).Should(Succeed())
+
+		// kubectl delete --cascade=foreground (Argo CD's prune) and --cascade=orphan.
+		foreground := client.PropagationPolicy(metav1.DeletePropagationForeground)
+		Expect(fleetClient.Delete(ctx, deployment("web", 6), foreground)).To(Succeed())
+		Expect(fleetClient.Delete(ctx, deployment("api", 2), client.PropagationPolicy(metav1.DeletePropagationOrphan))).To(Succeed())
+		Expect(fleetClient.Delete(ctx, kept, foreground)).To(Succeed())
+		Expect(fleetClient.Delete(ctx, owner, foreground)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(manifestNames(g, translated(g))).To(Equal([]string{"Namespace/" + ns}))
+			for _, name := range []string{"web", "api"} {
+				err := fleetClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &appsv1.Deployment{})
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Deployment %s is gone, not Terminating: %v", name, err)
+			}
+			cur := &corev1.ConfigMap{}
+			g.Expect(fleetClient.Get(ctx, client.ObjectKeyFromObject(kept), cur)).To(Succeed())
+			g.Expect(cur.Finalizers).To(Equal([]string{"example.io/keep"}), "only the garbage collector's finalizer is removed")
+		}, timeout, interval).Should(Succeed())
+		Consistently(func(g Gomega) {
+			cur := &corev1.ConfigMap{}
+			g.Expect(fleetClient.Get(ctx, client.ObjectKeyFromObject(owner), cur)).To(Succeed())
+			g.Expect(cur.Finalizers).To(Equal([]string{metav1.FinalizerDeleteDependents}), "an owner whose dependents exist waits for them")
+		}, 2*time.Second, interval).Should(Succeed())
+		Expect(fleetClient.Delete(ctx, dependent)).To(Succeed())
+		Eventually(func(g Gomega) {
+			err := fleetClient.Get(ctx, client.ObjectKeyFromObject(owner), &corev1.ConfigMap{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the owner is gone once its dependent is: %v", err)
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			cur := &corev1.ConfigMap{}
+			g.Expect(fleetClient.Get(ctx, client.ObjectKeyFromObject(kept), cur)).To(Succeed())
+			cur.Finalizers = nil
+			g.Expect(fleetClient.Update(ctx, cur)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+	})
+
 	It("deletes the generated PMW, and with it the works, when the namespace opts out, and clears the status it wrote", func() {
 		delivered()
 		reportReady("web")

@@ -51,27 +51,48 @@ import (
 // fieldOwner is the server-side apply field manager of what the controller writes on the hub.
 const fieldOwner = "placement-manifestwork-fleet"
 
-// perNamespace are the objects an API server's own controllers make in every namespace: a copy would
-// overwrite each cluster's own (its CA bundle, its default ServiceAccount), and removing the fleet's would
-// remove theirs.
-var perNamespace = map[fleet.Key]bool{
-	{Kind: "ConfigMap", Name: "kube-root-ca.crt"}: true,
-	{Kind: "ServiceAccount", Name: "default"}:     true,
+// clusterOwnObjects are the objects an API server and its controllers make themselves, and keep as they want
+// them, in every cluster: not fleet objects. Delivered, a copy would overwrite each cluster's own (its CA
+// bundle, its front proxy's client CAs, its default RBAC), and taking it out of the PMW again (an opt-out, a
+// move) would delete the cluster's own. An empty Namespace is every namespace. The kube-apiserver entries are
+// what a fresh kube-apiserver 1.35 makes in its namespaces, besides its identity Lease (a Lease is left out by
+// its kind). The values say who makes each.
+var clusterOwnObjects = map[fleet.Key]string{
+	{Kind: "ConfigMap", Name: "kube-root-ca.crt"}: "kube-controller-manager (root-ca-cert-publisher): the cluster's CA bundle",
+	{Kind: "ServiceAccount", Name: "default"}:     "kube-controller-manager (serviceaccount)",
+
+	{Kind: "Service", Namespace: "default", Name: "kubernetes"}:                                  "kube-apiserver: its own Service",
+	{Kind: "Endpoints", Namespace: "default", Name: "kubernetes"}:                                "kube-apiserver: its own addresses",
+	{Group: "discovery.k8s.io", Kind: "EndpointSlice", Namespace: "default", Name: "kubernetes"}: "kube-apiserver: its own addresses",
+
+	{Kind: "ConfigMap", Namespace: "kube-system", Name: "extension-apiserver-authentication"}:                   "kube-apiserver: the client CAs aggregated API servers trust",
+	{Kind: "ConfigMap", Namespace: "kube-system", Name: "kube-apiserver-legacy-service-account-token-tracking"}: "kube-apiserver: since when it tracks legacy tokens",
+	{Kind: "ConfigMap", Namespace: "kube-public", Name: "cluster-info"}:                                         "kubeadm, signed by kube-controller-manager (bootstrapsigner): what joining nodes trust",
+
+	{Group: rbacGroup, Kind: "Role", Namespace: "kube-system", Name: "extension-apiserver-authentication-reader"}:                "kube-apiserver: default RBAC",
+	{Group: rbacGroup, Kind: "Role", Namespace: "kube-system", Name: "system::leader-locking-kube-controller-manager"}:           "kube-apiserver: default RBAC",
+	{Group: rbacGroup, Kind: "Role", Namespace: "kube-system", Name: "system::leader-locking-kube-scheduler"}:                    "kube-apiserver: default RBAC",
+	{Group: rbacGroup, Kind: "Role", Namespace: "kube-system", Name: "system:controller:bootstrap-signer"}:                       "kube-apiserver: default RBAC",
+	{Group: rbacGroup, Kind: "Role", Namespace: "kube-system", Name: "system:controller:cloud-provider"}:                         "kube-apiserver: default RBAC",
+	{Group: rbacGroup, Kind: "Role", Namespace: "kube-system", Name: "system:controller:token-cleaner"}:                          "kube-apiserver: default RBAC",
+	{Group: rbacGroup, Kind: "Role", Namespace: "kube-public", Name: "system:controller:bootstrap-signer"}:                       "kube-apiserver: default RBAC",
+	{Group: rbacGroup, Kind: "RoleBinding", Namespace: "kube-system", Name: "system::extension-apiserver-authentication-reader"}: "kube-apiserver: default RBAC",
+	{Group: rbacGroup, Kind: "RoleBinding", Namespace: "kube-system", Name: "system::leader-locking-kube-controller-manager"}:    "kube-apiserver: default RBAC",
+	{Group: rbacGroup, Kind: "RoleBinding", Namespace: "kube-system", Name: "system::leader-locking-kube-scheduler"}:             "kube-apiserver: default RBAC",
+	{Group: rbacGroup, Kind: "RoleBinding", Namespace: "kube-system", Name: "system:controller:bootstrap-signer"}:                "kube-apiserver: default RBAC",
+	{Group: rbacGroup, Kind: "RoleBinding", Namespace: "kube-system", Name: "system:controller:cloud-provider"}:                  "kube-apiserver: default RBAC",
+	{Group: rbacGroup, Kind: "RoleBinding", Namespace: "kube-system", Name: "system:controller:token-cleaner"}:                   "kube-apiserver: default RBAC",
+	{Group: rbacGroup, Kind: "RoleBinding", Namespace: "kube-public", Name: "system:controller:bootstrap-signer"}:                "kube-apiserver: default RBAC",
 }
 
-// apiServerOwn are the objects every API server keeps for itself in one namespace (the kubernetes Service and
-// its endpoints in default): each cluster has its own, which a copy would replace.
-var apiServerOwn = map[fleet.Key]bool{
-	{Kind: "Service", Namespace: "default", Name: "kubernetes"}:                                  true,
-	{Kind: "Endpoints", Namespace: "default", Name: "kubernetes"}:                                true,
-	{Group: "discovery.k8s.io", Kind: "EndpointSlice", Namespace: "default", Name: "kubernetes"}: true,
-}
+const rbacGroup = "rbac.authorization.k8s.io"
 
 // clusterOwn tells whether the object of gvk named name in ns is one the API server or its controllers make
-// themselves (perNamespace, apiServerOwn): not a fleet object.
+// themselves (clusterOwnObjects): not a fleet object.
 func clusterOwn(gvk schema.GroupVersionKind, ns, name string) bool {
-	return perNamespace[fleet.Key{Group: gvk.Group, Kind: gvk.Kind, Name: name}] ||
-		apiServerOwn[fleet.Key{Group: gvk.Group, Kind: gvk.Kind, Namespace: ns, Name: name}]
+	_, everywhere := clusterOwnObjects[fleet.Key{Group: gvk.Group, Kind: gvk.Kind, Name: name}]
+	_, here := clusterOwnObjects[fleet.Key{Group: gvk.Group, Kind: gvk.Kind, Namespace: ns, Name: name}]
+	return everywhere || here
 }
 
 // The fleet controller's permissions on the hub (only used when the manager runs with --fleet-kubeconfig): it

@@ -17,24 +17,39 @@ import (
 )
 
 func TestClusterOwn(t *testing.T) {
-	svc := schema.GroupVersionKind{Version: "v1", Kind: "Service"}
-	cases := []struct {
+	core := func(kind string) schema.GroupVersionKind { return schema.GroupVersionKind{Version: "v1", Kind: kind} }
+	rbac := func(kind string) schema.GroupVersionKind {
+		return schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: kind}
+	}
+	cases := map[string]struct {
 		gvk      schema.GroupVersionKind
 		ns, name string
 		want     bool
 	}{
-		{svc, "default", "kubernetes", true},
-		{svc, "shop", "kubernetes", false}, // a user's Service of that name elsewhere is theirs
-		{svc, "default", "web", false},
-		{schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, "shop", "kube-root-ca.crt", true},
-		{schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}, "shop", "default", true},
-		{schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}, "shop", "builder", false},
-		{schema.GroupVersionKind{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}, "default", "kubernetes", true},
+		"the kubernetes Service":                {core("Service"), "default", "kubernetes", true},
+		"a user's kubernetes Service elsewhere": {core("Service"), "shop", "kubernetes", false},
+		"a user's Service in default":           {core("Service"), "default", "web", false},
+		"the kubernetes EndpointSlice":          {schema.GroupVersionKind{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}, "default", "kubernetes", true},
+		"every namespace's CA bundle":           {core("ConfigMap"), "shop", "kube-root-ca.crt", true},
+		"every namespace's default account":     {core("ServiceAccount"), "shop", "default", true},
+		"a user's ServiceAccount":               {core("ServiceAccount"), "shop", "builder", false},
+		// What kube-apiserver itself makes and keeps in kube-system and kube-public (listed on a fresh one).
+		"the aggregation client CAs":          {core("ConfigMap"), "kube-system", "extension-apiserver-authentication", true},
+		"the legacy token tracking ConfigMap": {core("ConfigMap"), "kube-system", "kube-apiserver-legacy-service-account-token-tracking", true},
+		"the bootstrap cluster-info":          {core("ConfigMap"), "kube-public", "cluster-info", true},
+		"a default Role":                      {rbac("Role"), "kube-system", "system::leader-locking-kube-controller-manager", true},
+		"a default Role in kube-public":       {rbac("Role"), "kube-public", "system:controller:bootstrap-signer", true},
+		"a default RoleBinding":               {rbac("RoleBinding"), "kube-system", "system::extension-apiserver-authentication-reader", true},
+		"a ConfigMap of that name elsewhere":  {core("ConfigMap"), "shop", "extension-apiserver-authentication", false},
+		"a user's ConfigMap in kube-system":   {core("ConfigMap"), "kube-system", "coredns", false},
+		"a Role of that name elsewhere":       {rbac("Role"), "shop", "system:controller:bootstrap-signer", false},
 	}
-	for _, c := range cases {
-		if got := clusterOwn(c.gvk, c.ns, c.name); got != c.want {
-			t.Errorf("clusterOwn(%s, %s/%s) = %v, want %v", c.gvk.Kind, c.ns, c.name, got, c.want)
-		}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := clusterOwn(c.gvk, c.ns, c.name); got != c.want {
+				t.Errorf("clusterOwn(%s, %s/%s) = %v, want %v", c.gvk.Kind, c.ns, c.name, got, c.want)
+			}
+		})
 	}
 }
 

@@ -324,6 +324,37 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		}, timeout, interval).Should(Succeed())
 	})
 
+	It("delivers none of the objects the API server keeps for itself in kube-system and kube-public", func() {
+		for _, own := range []string{"kube-system", "kube-public"} {
+			Expect(k8s.Create(ctx, framework.Placement("p", own))).To(Succeed())
+			fw.Decide(own, "p", "p-decision-1", clusters...)
+			setLabel := func(value string) {
+				Eventually(func(g Gomega) {
+					cur := &corev1.Namespace{}
+					g.Expect(fleetClient.Get(ctx, client.ObjectKey{Name: own}, cur)).To(Succeed())
+					if value == "" {
+						delete(cur.Labels, workv1alpha1.LabelFleetPlacement)
+					} else {
+						cur.Labels[workv1alpha1.LabelFleetPlacement] = value
+					}
+					g.Expect(fleetClient.Update(ctx, cur)).To(Succeed())
+				}, timeout, interval).Should(Succeed())
+			}
+			setLabel("p")
+			DeferCleanup(func() {
+				setLabel("")
+				Expect(client.IgnoreNotFound(k8s.Delete(ctx, framework.Placement("p", own)))).To(Succeed())
+			})
+			// Its ConfigMaps (extension-apiserver-authentication, ...), its default Roles and RoleBindings: each
+			// cluster has its own. Its identity Lease is left out by its kind.
+			Eventually(func(g Gomega) {
+				cur := &workv1alpha1.PlacementManifestWork{}
+				g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: own, Name: workv1alpha1.FleetGeneratedName}, cur)).To(Succeed())
+				g.Expect(manifestNames(g, cur)).To(Equal([]string{"Namespace/" + own}))
+			}, timeout, interval).Should(Succeed())
+		}
+	})
+
 	It("deletes the generated PMW, and with it the works, when the namespace opts out, and clears the status it wrote", func() {
 		delivered()
 		reportReady("web")

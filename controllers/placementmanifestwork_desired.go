@@ -98,7 +98,8 @@ func marks(pmw *workv1alpha1.PlacementManifestWork, manifests []template.Manifes
 // templateHashes returns the template hash of the clusters no override selects (base, the builder's, with
 // spec.splitCompanions when it is Copy) and, by decided cluster, the hash of those an override selects: the
 // base hash combined with what the overrides come to for that cluster (override.Resolved.Key, evaluated on
-// its name, labels and claims) and the specs of the overrides that select it. So a change to an override, or
+// its name, labels and claims) and the specs of the overrides that select it, without their names and cluster
+// selectors. So a change to what an override does, or
 // to a cluster's labels or claims that an override selects by or reads, is a template change for exactly the
 // clusters it affects, and the rollout strategy governs it. A change of the split shares alone is not: the
 // keys are evaluated without the shares (an expression that reads them gives the same error on every cluster),
@@ -112,7 +113,11 @@ func templateHashes(pmw *workv1alpha1.PlacementManifestWork, in *inputs, base st
 	}
 	specs := make([]string, len(pmw.Spec.Overrides))
 	for i := range pmw.Spec.Overrides {
-		b, _ := json.Marshal(&pmw.Spec.Overrides[i]) // a decoded spec encodes
+		// What the override does, not whom it selects or what it is called: naming one more cluster, or
+		// widening a selector, is a template change for the clusters it now selects, not for those it selected.
+		o := pmw.Spec.Overrides[i]
+		o.Name, o.Clusters = "", nil
+		b, _ := json.Marshal(&o) // a decoded spec encodes
 		specs[i] = string(b)
 	}
 	byKey := map[string]string{}

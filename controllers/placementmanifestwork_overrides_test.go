@@ -213,6 +213,31 @@ func TestOverridesTemplateHashes(t *testing.T) {
 			}(),
 			fleet: overridesFleet, changed: []string{"b"},
 		},
+		"widening an override's selector changes no cluster whose result stays the same": {
+			pmw: func() *workv1alpha1.PlacementManifestWork {
+				p := overridesPMW(nil)
+				p.Spec.Overrides[1].Clusters = &workv1alpha1.OverrideClusters{ClaimSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: "platform.open-cluster-management.io", Operator: metav1.LabelSelectorOpIn, Values: []string{"AWS", "GCP"}}}}}
+				return p
+			}(),
+			fleet: overridesFleet,
+		},
+		"naming one more cluster in an override changes that cluster only": {
+			pmw: func() *workv1alpha1.PlacementManifestWork {
+				p := overridesPMW(nil)
+				p.Spec.Overrides[1].Clusters = &workv1alpha1.OverrideClusters{Names: []string{"b", "d"}}
+				return p
+			}(),
+			fleet: overridesFleet, changed: []string{"d"},
+		},
+		"renaming an override changes no cluster": {
+			pmw: func() *workv1alpha1.PlacementManifestWork {
+				p := overridesPMW(nil)
+				p.Spec.Overrides[0].Name = "regional-mirror"
+				return p
+			}(),
+			fleet: overridesFleet,
+		},
 		"a cluster that joins changes every share, and only its own template hash": {
 			pmw: overridesPMW(nil),
 			fleet: func() map[string]override.Cluster {

@@ -81,7 +81,7 @@ func (r *PlacementManifestWorkReconciler) dependencies(ctx context.Context, pmw 
 			return nil, &planner.InvalidError{Reason: workv1alpha1.ReasonDependencyNotFound, Message: fmt.Sprintf(
 				"%s %s (needed by %s) cannot be delivered: %v; the ManifestWorks already delivered are kept", ref.kind, ref.name, ref.neededBy, err)}, nil
 		}
-		m.Index = len(manifests) + len(out)
+		m.Index, m.Dependency = len(manifests)+len(out), true
 		out = append(out, m)
 	}
 	if len(missing) > 0 {

@@ -17,10 +17,12 @@ type applyCase struct {
 	overrides []workv1alpha1.ClusterOverride
 	cluster   *Cluster // eu when nil
 	doc       string   // web when empty
-	split     []string
-	fields    map[string][]string // name -> keys to read from the result
-	want      map[string]string
-	failures  []string // Failure.Message, in order
+	// dependency makes the manifest one that propagateDependencies delivers beside the template's.
+	dependency bool
+	split      []string
+	fields     map[string][]string // name -> keys to read from the result
+	want       map[string]string
+	failures   []string // Failure.Message, in order
 }
 
 func runApply(t *testing.T, tc applyCase) {
@@ -35,6 +37,7 @@ func runApply(t *testing.T, tc applyCase) {
 		doc = web
 	}
 	m := manifest(t, doc)
+	m.Dependency = tc.dependency
 	before := m.Object.DeepCopy()
 	obj, outcomes, err := set.Apply(m, c, tc.split)
 	if diff := cmp.Diff(before.Object, m.Object.Object); diff != "" {
@@ -126,6 +129,19 @@ func TestApplyPatches(t *testing.T) {
 		"no negative indexes": {
 			overrides: []workv1alpha1.ClusterOverride{overrideWith("a", remove("/spec/template/spec/containers/-1"))},
 			failures:  []string{`patches[0] (remove /spec/template/spec/containers/-1): error in remove for path: '/spec/template/spec/containers/-1': Unable to access invalid index: -1: invalid index referenced`},
+		},
+		"an override without manifests leaves a propagated dependency alone": {
+			doc: cfg, dependency: true,
+			overrides: []workv1alpha1.ClusterOverride{overrideWith("a", add("/spec/template/spec/containers/0/env/-", `{"name":"B","value":"b"}`))},
+			fields:    map[string][]string{"data": {"data"}},
+			want:      map[string]string{"data": `{"k":"v"}`},
+		},
+		"an override that names a propagated dependency patches it": {
+			doc: cfg, dependency: true,
+			overrides: []workv1alpha1.ClusterOverride{{Name: "a", Manifests: []workv1alpha1.OverrideManifest{{Kind: "ConfigMap"}},
+				Patches: []workv1alpha1.OverridePatch{add("/data/region", `"eu"`)}}},
+			fields: map[string][]string{"data": {"data"}},
+			want:   map[string]string{"data": `{"k":"v","region":"eu"}`},
 		},
 		"an override that selects other manifests": {
 			overrides: []workv1alpha1.ClusterOverride{{Name: "a", Manifests: []workv1alpha1.OverrideManifest{{Kind: "ConfigMap"}},

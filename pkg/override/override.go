@@ -281,11 +281,13 @@ func (o *compiled) selectsCluster(c Cluster) bool {
 		(o.claims == nil || o.claims.Matches(labels.Set(c.Claims)))
 }
 
-// selectsManifest reports whether one of the override's manifests entries matches m; any manifest without
-// entries.
+// selectsManifest reports whether one of the override's manifests entries matches m; without entries, every
+// manifest of the template, not the dependencies delivered beside them: turning propagateDependencies on must
+// not send an override written for the template's manifests to ConfigMaps and Secrets it never named (an entry
+// that names one selects it).
 func (o *compiled) selectsManifest(m template.Manifest) bool {
 	if len(o.manifests) == 0 {
-		return true
+		return !m.Dependency
 	}
 	for _, e := range o.manifests {
 		if ManifestMatches(e, m) {

@@ -22,6 +22,9 @@ type Manifest struct {
 	Object *unstructured.Unstructured
 	// GVK is the manifest's group, version and kind.
 	GVK schema.GroupVersionKind
+	// Dependency is true for a ConfigMap, Secret or ServiceAccount the manager delivers because a manifest
+	// references it (spec.propagateDependencies), after the template's manifests; false for the template's.
+	Dependency bool
 }
 
 // ID names the manifest for messages: "<kind>.<group> <namespace>/<name>".

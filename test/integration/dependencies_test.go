@@ -155,6 +155,22 @@ var _ = Describe("Dependencies", func() {
 		}, timeout, interval).Should(Succeed())
 	})
 
+	It("applies an override without manifests to the template's manifests, not to the dependencies delivered beside them", func() {
+		pmw := framework.MakePMW("gadget", ns).Placement("p").Manifest(widget(map[string]any{"configName": "settings"})).Obj()
+		pmw.Spec.PropagateDependencies = true
+		pmw.Spec.Overrides = []workv1alpha1.ClusterOverride{{Name: "size", Patches: []workv1alpha1.OverridePatch{
+			{Op: workv1alpha1.OverridePatchAdd, Path: "/spec/size", Value: &workv1alpha1.JSON{Raw: []byte(`"large"`)}}}}}
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(carried(g, pmw)).To(Equal(everyCluster(delivered{ID: "ConfigMap shop/settings", Data: map[string]any{"level": "1"}})))
+			for _, w := range fw.WorksOf(g, pmw) {
+				g.Expect(string(w.Spec.Workload.Manifests[0].Raw)).To(ContainSubstring(`"size":"large"`), "the Widget of %s", w.Namespace)
+			}
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionDistributed)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
+		}, timeout, interval).Should(Succeed())
+	})
+
 	It("carries nothing without propagateDependencies", func() {
 		pmw := framework.MakePMW("gadget", ns).Placement("p").Manifest(widget(map[string]any{"configName": "settings", "secretName": "absent"})).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())

@@ -328,6 +328,48 @@ func TestRolloutProgress(t *testing.T) {
 	}
 }
 
+// TestPlanRetry: retry names the failed revision, and refuses when none failed or when the manager already
+// consumed a retry of it (status.retriedRevision), which it honours once per revision.
+func TestPlanRetry(t *testing.T) {
+	failed := func(failed, retried int64) *workv1alpha1.PlacementManifestWork {
+		return templated("2", func(p *workv1alpha1.PlacementManifestWork) {
+			if failed > 0 {
+				p.Status.FailedRevision = &workv1alpha1.FailedRevision{Revision: failed, Name: "web-v2"}
+			}
+			p.Status.RetriedRevision = retried
+		})
+	}
+	cases := map[string]struct {
+		pmw     *workv1alpha1.PlacementManifestWork
+		want    int64
+		wantErr string
+	}{
+		"no failed revision": {pmw: failed(0, 0),
+			wantErr: "nothing to retry: no failed revision (placementmanifestwork/web has no status.failedRevision)"},
+		"no failed revision, an earlier one retried": {pmw: failed(0, 2),
+			wantErr: "nothing to retry: no failed revision (placementmanifestwork/web has no status.failedRevision)"},
+		"failed, never retried":          {pmw: failed(2, 0), want: 2},
+		"failed, an earlier one retried": {pmw: failed(3, 2), want: 3},
+		"failed again after its one retry": {pmw: failed(2, 2),
+			wantErr: "revision 2 of placementmanifestwork/web failed again after its retry (status.retriedRevision), and the manager retries a revision once: change the spec (revert it in git) or go back with kubectl pmw rollout undo web"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := PlanRetry(unstructuredOf(t, tc.pmw, nil))
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+				if code := ExitCode(err); code != ExitUsage {
+					t.Errorf("exit code %d, want %d", code, ExitUsage)
+				}
+			}
+			if got != tc.want || gotErr != tc.wantErr {
+				t.Errorf("got %d, %q; want %d, %q", got, gotErr, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
+
 func TestRolloutPatches(t *testing.T) {
 	cases := map[string]struct {
 		got  []byte

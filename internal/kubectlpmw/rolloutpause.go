@@ -33,6 +33,22 @@ func RetryPatch(n int64) []byte {
 	return b
 }
 
+// PlanRetry is the revision a retry names: status.failedRevision. It refuses when no revision failed, and when
+// the manager already retried that revision (status.retriedRevision is its number): the manager retries a
+// revision once, so the annotation would ask for nothing; a spec change or an undo moves the rollout on.
+func PlanRetry(live *unstructured.Unstructured) (int64, error) {
+	ref := pmwRef(live.GetName())
+	n, _, _ := unstructured.NestedInt64(live.Object, "status", "failedRevision", "revision")
+	if n == 0 {
+		return 0, usageError("nothing to retry: no failed revision (%s has no status.failedRevision)", ref)
+	}
+	if retried, _, _ := unstructured.NestedInt64(live.Object, "status", "retriedRevision"); retried == n {
+		return 0, usageError("revision %d of %s failed again after its retry (status.retriedRevision), and the manager retries a revision once: change the spec (revert it in git) or go back with kubectl pmw rollout undo %s",
+			n, ref, live.GetName())
+	}
+	return n, nil
+}
+
 func newRolloutPauseCommand(s *Streams, pause bool) *cobra.Command {
 	var hf hubFlags
 	cmd := &cobra.Command{
@@ -98,7 +114,9 @@ func newRolloutRetryCommand(s *Streams) *cobra.Command {
 		Long: `Ask the manager to roll out the failed revision (status.failedRevision) again: after a rollout fails, the
 failure policy keeps that revision from the clusters until the spec changes or you retry. It sets the
 annotation work.open-cluster-management.io/retry-revision to the failed revision's number, so a retry of an old
-failure does not retry a later one. Exit 1 when no revision has failed.`,
+failure does not retry a later one. The manager retries a revision once: exit 1 when no revision has failed, or
+when the failed revision already had its retry (status.retriedRevision) and failed again; then change the spec
+(revert it in git) or run kubectl pmw rollout undo.`,
 		Example: `  # Retry after fixing what made the clusters fail (a missing Secret, a full node), then wait
   kubectl pmw rollout retry web -n apps && kubectl pmw rollout status web -n apps`,
 		Args:              nameArg,
@@ -109,9 +127,9 @@ failure does not retry a later one. Exit 1 when no revision has failed.`,
 			if err != nil {
 				return err
 			}
-			n, _ := live.failedRevision()
-			if n == 0 {
-				return usageError("nothing to retry: no failed revision (%s has no status.failedRevision)", pmwRef(args[0]))
+			n, err := PlanRetry(live.obj)
+			if err != nil {
+				return err
 			}
 			if err := h.client.Patch(ctx, live.obj, client.RawPatch(types.MergePatchType, RetryPatch(n))); err != nil {
 				return h.explainWrite(err, "PlacementManifestWork "+h.namespace+"/"+args[0])

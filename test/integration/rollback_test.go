@@ -164,6 +164,23 @@ var _ = Describe("Pause and failed rollouts", func() {
 			g.Expect(cur.Status.RetriedRevision).To(BeEquivalentTo(2))
 			g.Expect(cur.Spec.ManifestWorkTemplate).To(Equal(configMapTemplate2(ns)))
 		}, timeout, interval).Should(Succeed())
+
+		// The revision fails again: it is rolled back again, and a second retry is refused (the manager retries a
+		// revision once), saying what moves it on, rather than reporting a retry that does not happen.
+		fw.AgentReports(pmw, clusters[0], agentDown)
+		Eventually(func(g Gomega) {
+			cur := fw.Current(g, pmw)
+			g.Expect(cur.Status.FailedRevision).NotTo(BeNil())
+			g.Expect(cur.Status.FailedRevision.Revision).To(BeEquivalentTo(2))
+			g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionRolloutComplete).Reason).To(Equal(workv1alpha1.ReasonRolledBack))
+		}, timeout, interval).Should(Succeed())
+		stdout, stderr, code := suite.Plugin(ctx, "rollout", "retry", pmw.Name, "-n", ns, "--kubeconfig", kubeconfig)
+		Expect(code).To(Equal(kubectlpmw.ExitUsage), "stdout: %s\nstderr: %s", stdout, stderr)
+		Expect(stdout).To(BeEmpty())
+		Expect(stderr).To(Equal("Error: revision 2 of placementmanifestwork/" + pmw.Name + " failed again after its retry (status.retriedRevision), and the manager retries a revision once: change the spec (revert it in git) or go back with kubectl pmw rollout undo " + pmw.Name + "\n"))
+		Eventually(func(g Gomega) {
+			g.Expect(configMapValues(g, fw, pmw)).To(Equal(carrying("1", clusters)))
+		}, timeout, interval).Should(Succeed())
 	})
 
 	It("stops a failed rollout where it is under failurePolicy Pause", func() {

@@ -194,26 +194,33 @@ func rolloutStatus(pmwName string, clusters []string, d *desired, current string
 		}
 	}
 	cond := metav1.Condition{Type: workv1alpha1.ConditionRolloutComplete, Status: metav1.ConditionFalse}
+	// A recorded failure wins over a pause: it needs the user's action (Stalled), which a pause does not say.
+	held := d.rollout.paused && st.Updated < st.Total
+	alsoPaused := ""
+	if held {
+		alsoPaused = "; the rollout is also paused (spec.paused): the clusters keep what they carry until it is resumed"
+	}
 	switch {
 	case d.rollout.err != nil:
 		cond.Reason, cond.Message = workv1alpha1.ReasonInvalidRolloutStrategy, d.rollout.err.Error()
-	case d.rollout.paused && st.Updated < st.Total:
-		cond.Reason = workv1alpha1.ReasonRolloutPaused
-		cond.Message = fmt.Sprintf("The rollout is paused (spec.paused): %s is held back from %d of %d clusters, which keep what they carry; set spec.paused to false to resume",
-			current, st.Total-st.Updated, st.Total)
 	case d.rollout.failure.rollingBack:
-		cond.Reason, cond.Message = workv1alpha1.ReasonRolledBack, rolledBackMessage(d.rollout.failure, st)
+		cond.Reason, cond.Message = workv1alpha1.ReasonRolledBack, rolledBackMessage(d.rollout.failure, st)+alsoPaused
 	case d.rollout.failure.hold:
 		f := d.rollout.failure.failed
 		cond.Reason = workv1alpha1.ReasonRolloutMaxFailures
 		cond.Message = fmt.Sprintf("Revision %d failed on %s and cannot be rolled back: the completed revision's ControllerRevision cannot be read, so every cluster keeps what it carries; change the spec (revert it in git) or retry with kubectl pmw rollout retry",
-			f.Revision, failedNames(f))
+			f.Revision, failedNames(f)) + alsoPaused
 	case d.rollout.maxFailures:
 		cond.Reason = workv1alpha1.ReasonRolloutMaxFailures
 		cond.Message = fmt.Sprintf("The rollout stopped: %d of %d updated clusters failed, more than maxFailures allows; %d of %d clusters carry the current template", st.Failed, st.Updated, st.Updated, st.Total)
 		if d.rollout.failure.noTarget {
 			cond.Message += "; failurePolicy Rollback had nothing to return to: no earlier revision completed"
 		}
+		cond.Message += alsoPaused
+	case held:
+		cond.Reason = workv1alpha1.ReasonRolloutPaused
+		cond.Message = fmt.Sprintf("The rollout is paused (spec.paused): %s is held back from %d of %d clusters, which keep what they carry; set spec.paused to false to resume",
+			current, st.Total-st.Updated, st.Total)
 	case d.rollout.awaitingApproval != "":
 		cond.Reason = workv1alpha1.ReasonRolloutAwaitingApproval
 		cond.Message = awaitingApprovalMessage(pmwName, d.rollout.awaitingApproval, current, st, d.currentRevision.Revision)

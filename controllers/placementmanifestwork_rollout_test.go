@@ -99,27 +99,65 @@ func TestPlanRollout(t *testing.T) {
 }
 
 // TestRolloutStatusPaused: spec.paused is RolloutPaused while some cluster is held back, naming the revision,
-// and not once every cluster carries the current template.
+// and not once every cluster carries the current template. A recorded failure (rolled back, or stopped at
+// maxFailures) wins over the pause: the rollout condition says so, mentions the pause, and Stalled is True, so
+// kubectl pmw rollout status and GitOps tools stop waiting.
 func TestRolloutStatusPaused(t *testing.T) {
 	healthy := health.ClusterResult{Verdict: health.Verdict{State: health.Healthy}}
+	degraded := health.ClusterResult{Verdict: health.Verdict{State: health.Degraded}}
+	rollingBack := failureStep{evaluated: true, rollingBack: true, failed: &workv1alpha1.FailedRevision{Revision: 3, Name: "web-v3", Clusters: []string{"a"}},
+		to: &workv1alpha1.RevisionReference{Revision: 2, Name: "web-v2"}}
+	hold := failureStep{evaluated: true, hold: true, failed: &workv1alpha1.FailedRevision{Revision: 3, Name: "web-v3", Clusters: []string{"a"}}}
+	const alsoPaused = "; the rollout is also paused (spec.paused): the clusters keep what they carry until it is resumed"
 	cases := map[string]struct {
-		upToDate   map[string]bool
-		paused     bool
-		wantReason string
-		wantMsg    string
+		upToDate    map[string]bool
+		paused      bool
+		degraded    bool // cluster a is degraded
+		maxFailures bool
+		failure     failureStep
+		wantReason  string
+		wantMsg     string
+		wantStalled metav1.ConditionStatus
 	}{
 		"paused, one cluster held": {upToDate: map[string]bool{"a": true}, paused: true, wantReason: workv1alpha1.ReasonRolloutPaused,
-			wantMsg: "The rollout is paused (spec.paused): revision 3 is held back from 1 of 2 clusters, which keep what they carry; set spec.paused to false to resume"},
+			wantMsg:     "The rollout is paused (spec.paused): revision 3 is held back from 1 of 2 clusters, which keep what they carry; set spec.paused to false to resume",
+			wantStalled: metav1.ConditionFalse},
 		"paused, nothing held": {upToDate: map[string]bool{"a": true, "b": true}, paused: true, wantReason: workv1alpha1.ReasonRolloutSucceeded,
-			wantMsg: "All 2 clusters carry the current template"},
-		"not paused": {upToDate: map[string]bool{"a": true}, wantReason: workv1alpha1.ReasonRolloutProgressing, wantMsg: "1 of 2 clusters carry the current template"},
+			wantMsg: "All 2 clusters carry the current template", wantStalled: metav1.ConditionFalse},
+		"not paused": {upToDate: map[string]bool{"a": true}, wantReason: workv1alpha1.ReasonRolloutProgressing, wantMsg: "1 of 2 clusters carry the current template",
+			wantStalled: metav1.ConditionFalse},
+		"paused, a failed revision being rolled back": {upToDate: map[string]bool{"b": true}, paused: true, degraded: true, maxFailures: true, failure: rollingBack,
+			wantReason:  workv1alpha1.ReasonRolledBack,
+			wantMsg:     "Revision 3 failed on clusters a (more than maxFailures allows) and is being rolled back to revision 2, the last completed: 1 of 2 clusters carry it; it is not rolled out again until the spec changes (revert it in git) or kubectl pmw rollout retry asks for it" + alsoPaused,
+			wantStalled: metav1.ConditionTrue},
+		"paused, a failed revision rolled back on every cluster": {upToDate: map[string]bool{"a": true, "b": true}, paused: true, failure: rollingBack,
+			wantReason:  workv1alpha1.ReasonRolledBack,
+			wantMsg:     "Revision 3 failed on clusters a (more than maxFailures allows) and was rolled back to revision 2, the last completed, on every cluster; it is not rolled out again until the spec changes (revert it in git) or kubectl pmw rollout retry asks for it",
+			wantStalled: metav1.ConditionTrue},
+		"paused, a failed revision that cannot be rolled back": {upToDate: map[string]bool{"a": true}, paused: true, degraded: true, failure: hold,
+			wantReason:  workv1alpha1.ReasonRolloutMaxFailures,
+			wantMsg:     "Revision 3 failed on clusters a and cannot be rolled back: the completed revision's ControllerRevision cannot be read, so every cluster keeps what it carries; change the spec (revert it in git) or retry with kubectl pmw rollout retry" + alsoPaused,
+			wantStalled: metav1.ConditionTrue},
+		"paused, stopped at maxFailures": {upToDate: map[string]bool{"a": true}, paused: true, degraded: true, maxFailures: true,
+			wantReason:  workv1alpha1.ReasonRolloutMaxFailures,
+			wantMsg:     "The rollout stopped: 1 of 1 updated clusters failed, more than maxFailures allows; 1 of 2 clusters carry the current template" + alsoPaused,
+			wantStalled: metav1.ConditionTrue},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			d := &desired{upToDate: tc.upToDate, current: map[string]health.ClusterResult{"a": healthy, "b": healthy}, rollout: rolloutPlan{paused: tc.paused}}
+			current := map[string]health.ClusterResult{"a": healthy, "b": healthy}
+			if tc.degraded {
+				current["a"] = degraded
+			}
+			d := &desired{upToDate: tc.upToDate, current: current, rollout: rolloutPlan{paused: tc.paused, maxFailures: tc.maxFailures, failure: tc.failure}}
 			_, c := rolloutStatus("web", []string{"a", "b"}, d, "revision 3")
 			if c.Reason != tc.wantReason || c.Message != tc.wantMsg {
 				t.Errorf("got %s %q, want %s %q", c.Reason, c.Message, tc.wantReason, tc.wantMsg)
+			}
+			obs := &observation{inputs: inputs{placementFound: true, clusters: []string{"a", "b"}}}
+			_, _, stalled := readiness(obs, workv1alpha1.PlacedManifestWorkSummary{Total: 2, Available: 1}, &c)
+			if stalled.Status != tc.wantStalled {
+				t.Errorf("Stalled %s (%s), want %s", stalled.Status, stalled.Reason, tc.wantStalled)
 			}
 		})
 	}

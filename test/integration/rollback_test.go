@@ -51,10 +51,10 @@ var _ = Describe("Pause and failed rollouts", func() {
 		}, timeout, interval).Should(Succeed())
 	})
 
-	// failing brings the PlacementManifestWork, whose template v1 completed on every cluster, to template v2
-	// under Progressive maxConcurrency 1, maxFailures 0 and the failure policy, and plays the first cluster's
-	// agent failing to apply v2 (degraded). It returns each cluster's work generation before the change.
-	failing := func(pmw *workv1alpha1.PlacementManifestWork, clusters []string, policy workv1alpha1.RolloutFailurePolicy) map[string]int64 {
+	// onV2First brings the PlacementManifestWork, whose template v1 completed on every cluster, to template v2
+	// under Progressive maxConcurrency 1, maxFailures 0 and the failure policy, and waits until the first cluster
+	// carries v2. It returns each cluster's work generation before the change.
+	onV2First := func(pmw *workv1alpha1.PlacementManifestWork, clusters []string, policy workv1alpha1.RolloutFailurePolicy) map[string]int64 {
 		completedOn(fw, pmw, clusters, "1")
 		before := map[string]int64{}
 		Eventually(func(g Gomega) {
@@ -71,6 +71,11 @@ var _ = Describe("Pause and failed rollouts", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(configMapValues(g, fw, pmw)).To(Equal(map[string]string{clusters[0]: "2", clusters[1]: "1", clusters[2]: "1"}))
 		}, timeout, interval).Should(Succeed())
+		return before
+	}
+	// failing is onV2First, then the first cluster's agent fails to apply v2 (degraded).
+	failing := func(pmw *workv1alpha1.PlacementManifestWork, clusters []string, policy workv1alpha1.RolloutFailurePolicy) map[string]int64 {
+		before := onV2First(pmw, clusters, policy)
 		fw.AgentReports(pmw, clusters[0], agentDown)
 		return before
 	}
@@ -180,6 +185,47 @@ var _ = Describe("Pause and failed rollouts", func() {
 		Expect(stderr).To(Equal("Error: revision 2 of placementmanifestwork/" + pmw.Name + " failed again after its retry (status.retriedRevision), and the manager retries a revision once: change the spec (revert it in git) or go back with kubectl pmw rollout undo " + pmw.Name + "\n"))
 		Eventually(func(g Gomega) {
 			g.Expect(configMapValues(g, fw, pmw)).To(Equal(carrying("1", clusters)))
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("reports a failure recorded while paused as RolledBack and Stalled, not as paused, and rolls back on resume", func() {
+		clusters := fw.NewClusters(3)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		pmw := configMapPMW("paused-failure", ns, "1")
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		onV2First(pmw, clusters, workv1alpha1.FailurePolicyRollback)
+		fw.UpdatePMW(pmw, func(cur *workv1alpha1.PlacementManifestWork) { cur.Spec.Paused = true })
+		Eventually(func(g Gomega) {
+			g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionRolloutComplete).Reason).To(Equal(workv1alpha1.ReasonRolloutPaused))
+		}, timeout, interval).Should(Succeed())
+
+		// The first cluster fails while paused: the failure is recorded and shows, the pause is mentioned, and
+		// the rollback waits for the resume (the pause holds every write of a template).
+		fw.AgentReports(pmw, clusters[0], agentDown)
+		Eventually(func(g Gomega) {
+			cur := fw.Current(g, pmw)
+			g.Expect(cur.Status.FailedRevision).NotTo(BeNil())
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionRolloutComplete)
+			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonRolledBack))
+			g.Expect(c.Message).To(ContainSubstring("also paused (spec.paused)"))
+			stalled := fw.Condition(g, pmw, workv1alpha1.ConditionStalled)
+			g.Expect(stalled.Status).To(Equal(T))
+			g.Expect(stalled.Reason).To(Equal(workv1alpha1.ReasonRolledBack))
+		}, timeout, interval).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(configMapValues(g, fw, pmw)).To(Equal(map[string]string{clusters[0]: "2", clusters[1]: "1", clusters[2]: "1"}))
+		}, "2s", interval).Should(Succeed())
+
+		By("kubectl pmw rollout status exits 3 at once rather than waiting for the resume")
+		kubeconfig := fw.Kubeconfig("paused-failure-admin-"+ns, "system:masters")
+		stdout, stderr, code := suite.Plugin(ctx, "rollout", "status", pmw.Name, "--timeout", "20s", "-n", ns, "--kubeconfig", kubeconfig)
+		Expect(code).To(Equal(kubectlpmw.ExitNotReady), "stdout: %s\nstderr: %s", stdout, stderr)
+		Expect(stderr).To(HavePrefix("Error: the rollout of placementmanifestwork/" + pmw.Name + " (revision 2) failed: RolledBack: "))
+
+		fw.UpdatePMW(pmw, func(cur *workv1alpha1.PlacementManifestWork) { cur.Spec.Paused = false })
+		Eventually(func(g Gomega) {
+			g.Expect(configMapValues(g, fw, pmw)).To(Equal(carrying("1", clusters)))
+			g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionRolloutComplete).Reason).To(Equal(workv1alpha1.ReasonRolledBack))
 		}, timeout, interval).Should(Succeed())
 	})
 

@@ -141,9 +141,10 @@ type OverridePatch struct {
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^/(apiVersion|kind)(/.*)?$') && !self.matches('^/metadata(/(name|namespace)(/.*)?)?$')",message="path cannot touch /apiVersion, /kind, /metadata, /metadata/name or /metadata/namespace: an override cannot change which object a manifest is"
 	Path string `json:"path"`
 
-	// value is the JSON value add or replace writes: a string, a number, a boolean, null, an object or a list.
-	// Exactly one of value and expression is set for add and replace (checked by the manager, as the
-	// API server cannot check a field of any type).
+	// value is the JSON value add or replace writes: a string, a number, a boolean, an object or a list. The
+	// API server drops value: null (the PMW is then Stalled with InvalidOverride, no value), so write
+	// expression: 'null' to write null. Exactly one of value and expression is set for add and replace (checked
+	// by the manager, as the API server's CEL cannot see a field of any type).
 	// +optional
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:XPreserveUnknownFields

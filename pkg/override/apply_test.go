@@ -169,10 +169,11 @@ func TestApplyExpressions(t *testing.T) {
 				computed(add, "/data/obj", `{"region": cluster.labels.?region.orValue("none"), "cloud": cluster.claims["platform.open-cluster-management.io"], "n": null}`),
 				computed(add, "/data/list", `cluster.labels.map(k, k).sort()`),
 				computed(add, "/data/none", `cluster.labels.?zone.orValue("default")`),
+				computed(add, "/data/null", `null`), // what value: null cannot say: the API server drops it
 			)},
 			fields: map[string][]string{"data": {"data"}},
 			want: map[string]string{"data": `{"half":1.5,"image":"registry-eu.example.com/web:1.2","k":"v","list":["region","size"],"name":"eu-1",` +
-				`"none":"default","obj":{"cloud":"AWS","n":null,"region":"eu"},"share":6,"u":3}`},
+				`"none":"default","null":null,"obj":{"cloud":"AWS","n":null,"region":"eu"},"share":6,"u":3}`},
 		},
 		"a missing key fails this cluster": {
 			doc:       cfg,

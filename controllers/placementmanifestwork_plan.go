@@ -151,7 +151,7 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 	leaving := leavingClusters(obs)
 	recovery := recoveryPeriod(pmw)
 	for _, cluster := range leaving {
-		if held, recheck := unreachableHold(obs, cluster, recovery, now); held {
+		if held, recheck := unreachableHold(obs, cluster, leavingSince[cluster], recovery, now); held {
 			wp.leaving++
 			wp.recheck = minPositive(wp.recheck, recheck)
 			continue
@@ -173,19 +173,20 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 	return wp
 }
 
-// unreachableHold says whether the work of a cluster that left the decisions is kept because its ManagedCluster
-// is not available, or has been available again for less than the recovery period (recheck is what is left of
-// it). OCM's placement controller drops a cluster whose lease expired (the unreachable and unavailable taints,
-// effect NoSelect) and decides it again once it is back, so a Placement without tolerations says nothing of the
-// user's intent while the cluster is away. Deleting its work would reach the cluster only once it is back, and
-// then remove its workloads before the Placement decides it again. A cluster whose ManagedCluster is gone
-// (detached) is not held.
-func unreachableHold(obs *observation, cluster string, recovery time.Duration, now time.Time) (held bool, recheck time.Duration) {
+// unreachableHold says whether the work of a cluster that left the decisions (at leftAt) is kept because its
+// ManagedCluster is not available, or left while it was not and has been available again for less than the
+// recovery period (recheck is what is left of it). OCM's placement controller drops a cluster whose lease
+// expired (the unreachable and unavailable taints, effect NoSelect) and decides it again once it is back, so a
+// Placement without tolerations says nothing of the user's intent while the cluster is away. Deleting its work
+// would reach the cluster only once it is back, and then remove its workloads before the Placement decides it
+// again. A cluster that left while available (a predicate changed, a cluster that had just joined) is not held,
+// nor one whose ManagedCluster is gone (detached).
+func unreachableHold(obs *observation, cluster string, leftAt time.Time, recovery time.Duration, now time.Time) (held bool, recheck time.Duration) {
 	if obs.unavailable[cluster] != "" {
 		return true, 0 // its ManagedCluster's next availability change wakes this PlacementManifestWork
 	}
 	since, ok := obs.availableSince[cluster]
-	if !ok {
+	if !ok || !leftAt.Before(since) {
 		return false, 0
 	}
 	if left := recovery - now.Sub(since); left > 0 {

@@ -189,6 +189,14 @@ func TestPlanWrites(t *testing.T) {
 			availableSince: map[string]time.Time{"a": now.Add(-30 * time.Second)},
 			want:           want{upToDate: []string{"b"}, leaving: 1, recheck: failover.DefaultRecoveryPeriod - 30*time.Second},
 		},
+		"a cluster that left while available is not held, however recently it became available": {
+			pmw: newPMW("app:1", nil, nil), clusters: []string{"b"},
+			owned:          merge(works(newPMW("app:1", nil, nil), "a"), works(newPMW("app:1", nil, nil), "b")),
+			current:        map[string]health.ClusterResult{"b": healthy},
+			leavingSince:   map[string]time.Time{"a": now},
+			availableSince: map[string]time.Time{"a": now.Add(-30 * time.Second)},
+			want:           want{deletes: []string{"a"}, upToDate: []string{"b"}},
+		},
 		"a cluster available for the recovery period and still not decided loses its work": {
 			pmw: newPMW("app:1", nil, nil), clusters: []string{"b"},
 			owned:          merge(works(newPMW("app:1", nil, nil), "a"), works(newPMW("app:1", nil, nil), "b")),

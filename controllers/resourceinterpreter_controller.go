@@ -112,8 +112,10 @@ func setupInterpreters(mgr ctrl.Manager, cache *interpreter.Cache) error {
 }
 
 // interpreters are the kinds' interpreters: the built-in ones and the users' ResourceInterpreters from the
-// cache, compiled once per generation. One that does not compile or loses its kind to another is left out
-// (its own status says why), so it never changes how a PlacementManifestWork is planned or judged.
+// cache, compiled once per generation. A generation that does not compile is replaced by the last one of that
+// interpreter that did (in this process), so a typo does not change how a PlacementManifestWork is planned or
+// judged; one with no such generation, or that loses its kind to another, is left out (its own status says
+// why).
 func (r *PlacementManifestWorkReconciler) interpreters(ctx context.Context) (*health.Interpreters, error) {
 	list := &workv1alpha1.ResourceInterpreterList{}
 	// Read only, on every reconcile: the cache's objects are not copied (compiling copies what it keeps).

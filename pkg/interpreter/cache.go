@@ -10,7 +10,9 @@ import (
 )
 
 // Cache keeps the compiled generation of each interpreter, so its expressions are compiled once per
-// generation, not per reconcile or cluster. It is safe for concurrent use.
+// generation, not per reconcile or cluster, and the last generation of each that compiled, which Resolve keeps
+// using while later ones do not compile. It holds them in memory only: a manager that starts again knows no
+// last good generation. It is safe for concurrent use.
 type Cache struct {
 	mu      sync.Mutex
 	entries map[types.UID]cached
@@ -22,6 +24,15 @@ type cached struct {
 	generation  int64
 	interpreter *Interpreter
 	problem     *Problem
+	// good is the latest generation that compiled: this one, or an earlier one while this one does not.
+	good *goodGeneration
+}
+
+// goodGeneration is a generation of an interpreter that compiled, with the target it described.
+type goodGeneration struct {
+	generation  int64
+	target      workv1alpha1.InterpreterTarget
+	interpreter *Interpreter
 }
 
 // NewCache returns an empty cache.
@@ -38,27 +49,34 @@ func NewCacheWithWebhooks(w Webhooks) *Cache {
 // generation that does not compile is not compiled again either. fallback is assumed to be the same for one
 // generation (the built-in interpreter of its target).
 func (c *Cache) Get(ri *workv1alpha1.ResourceInterpreter, fallback health.Interpreter) (*Interpreter, error) {
-	in, p := c.get(ri, fallback)
+	in, p, _ := c.get(ri, fallback)
 	if p != nil {
 		return nil, p
 	}
 	return in, nil
 }
 
-func (c *Cache) get(ri *workv1alpha1.ResourceInterpreter, fallback health.Interpreter) (*Interpreter, *Problem) {
+// get returns ri's generation compiled, or its problem, and the latest generation of ri that compiled (nil
+// when none has since the cache forgot ri or was made).
+func (c *Cache) get(ri *workv1alpha1.ResourceInterpreter, fallback health.Interpreter) (*Interpreter, *Problem, *goodGeneration) {
 	c.mu.Lock()
 	e, ok := c.entries[ri.UID]
 	c.mu.Unlock()
 	if !ok || e.generation != ri.Generation {
 		// Compiled outside the lock: two callers may compile the same generation at once, and both results
 		// are the same.
-		e = cached{generation: ri.Generation}
-		e.interpreter, e.problem = compileInterpreter(ri, fallback, c.webhooks)
+		in, p := compileInterpreter(ri, fallback, c.webhooks)
 		c.mu.Lock()
+		e = c.entries[ri.UID] // the latest, with the good generation another caller may have kept meanwhile
+		e.generation, e.interpreter, e.problem = ri.Generation, in, p
+		// A stale read of an earlier generation does not replace a later good one.
+		if p == nil && (e.good == nil || e.good.generation <= ri.Generation) {
+			e.good = &goodGeneration{generation: ri.Generation, target: *ri.Spec.Target.DeepCopy(), interpreter: in}
+		}
 		c.entries[ri.UID] = e
 		c.mu.Unlock()
 	}
-	return e.interpreter, e.problem
+	return e.interpreter, e.problem, e.good
 }
 
 // Retain forgets the interpreters whose UIDs are not in live: those deleted.

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -196,6 +197,50 @@ var _ = Describe("ResourceInterpreter", func() {
 			for _, w := range fw.WorksOf(g, pmw) {
 				g.Expect(w.Spec.ManifestConfigs).To(HaveLen(1))
 			}
+		}, timeout, interval).Should(Succeed())
+	})
+
+	It("keeps using the last generation that compiled when a later one does not, and says so on its status", func() {
+		ri := interpreterFor("databases-"+rand.String(5), databaseHealth)
+		Expect(k8s.Create(ctx, ri)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, ri))).To(Succeed()) })
+		Eventually(func(g Gomega) { g.Expect(ready(g, ri).Status).To(Equal(metav1.ConditionTrue)) }, timeout, interval).Should(Succeed())
+
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		// No fieldPath: the interpreter says .spec.instances.
+		pmw := framework.MakePMW("orders", ns).Placement("p").Manifest(database(5)).
+			Strategy(workv1alpha1.DistributionStrategy{Name: "orders", Namespace: "default", Kind: "Database", Type: workv1alpha1.DistributionSplit,
+				Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}}).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		// asBefore: distributed, split by .spec.instances, and every work asks for the interpreter's feedback.
+		asBefore := func(g Gomega) {
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionDistributed)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
+			g.Expect(shares(g, pmw, "Database", "spec", "instances")).To(HaveLen(2))
+			works := fw.WorksOf(g, pmw)
+			g.Expect(works).To(HaveLen(2))
+			for _, w := range works {
+				g.Expect(w.Spec.ManifestConfigs).To(HaveLen(1))
+			}
+		}
+		Eventually(asBefore, timeout, interval).Should(Succeed())
+
+		By("a typo in generation 2: refused on the interpreter's status, generation 1 still in use")
+		Eventually(func(g Gomega) {
+			cur := &workv1alpha1.ResourceInterpreter{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(ri), cur)).To(Succeed())
+			cur.Spec.Health.Expression = "status.readyInstances >"
+			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			c := ready(g, ri)
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonInvalidExpression))
+		}, timeout, interval).Should(Succeed())
+		Consistently(asBefore, 3*time.Second, interval).Should(Succeed(), "the works changed with a generation that does not compile")
+		Eventually(func(g Gomega) {
+			g.Expect(ready(g, ri).Message).To(HavePrefix("generation 2 is refused; generation 1, the last that compiled, is still in use: spec.health.expression"))
 		}, timeout, interval).Should(Succeed())
 	})
 

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/interpreterwebhook"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/metrics"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/parallel"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
@@ -68,6 +69,9 @@ type PlacementManifestWorkReconciler struct {
 	memory memory
 	// interpreterCache compiles ResourceInterpreters once per generation (shared with their status controller).
 	interpreterCache *interpreter.Cache
+	// webhooks calls the interpreters' webhooks, through a Session per reconcile; when nil, they call them
+	// through the cache's caller.
+	webhooks *interpreterwebhook.Caller
 	// preview, when set, is what gather reads through instead of the cache (see Preview): a plain reader,
 	// without the cache's field indexes. gather then creates no Placement and does not wait for decisions to
 	// settle.

@@ -174,8 +174,9 @@ func Preview(ctx context.Context, reader client.Reader, pmw *workv1alpha1.Placem
 	if webhooks == nil {
 		webhooks = &interpreterwebhook.Caller{Client: &interpreterwebhook.Client{}}
 	}
+	caller, _ := webhooks.(*interpreterwebhook.Caller) // a session per reconcile, as the manager's
 	r := &PlacementManifestWorkReconciler{preview: reader, APIReader: reader, MaxManifestBytes: opts.MaxManifestBytes,
-		Now: opts.Now, interpreterCache: interpreter.NewCacheWithWebhooks(webhooks)}
+		Now: opts.Now, interpreterCache: interpreter.NewCacheWithWebhooks(webhooks), webhooks: caller}
 	owned, err := r.ownedWorks(ctx, pmw)
 	if err != nil {
 		return nil, hubError(err)

@@ -125,6 +125,12 @@ func (r *PlacementManifestWorkReconciler) interpreters(ctx context.Context) (*he
 	if len(list.Items) == 0 {
 		return nil, nil
 	}
-	set, _ := interpreter.Resolve(list.Items, r.interpreterCache)
+	// One session per reconcile: a webhook that times out is asked once, not once per cluster, and no call
+	// outlives the reconcile.
+	var calls interpreter.Webhooks
+	if r.webhooks != nil {
+		calls = r.webhooks.Session(ctx)
+	}
+	set, _ := interpreter.ResolveWithWebhooks(list.Items, r.interpreterCache, calls)
 	return set, nil
 }

@@ -41,13 +41,16 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := setupIndexes(ctx, mgr); err != nil {
 		return err
 	}
-	// Interpreters call their webhooks through one client, answers remembered by question.
-	cache := interpreter.NewCacheWithWebhooks(&interpreterwebhook.Caller{Client: &interpreterwebhook.Client{}})
+	// Interpreters call their webhooks through one client, answers remembered by question; each reconcile
+	// through its own session of it.
+	webhooks := &interpreterwebhook.Caller{Client: &interpreterwebhook.Client{}}
+	cache := interpreter.NewCacheWithWebhooks(webhooks)
 	if err := setupInterpreters(mgr, cache); err != nil {
 		return err
 	}
 	r := &PlacementManifestWorkReconciler{
 		interpreterCache:      cache,
+		webhooks:              webhooks,
 		Client:                mgr.GetClient(),
 		MaxConcurrentWrites:   opts.MaxConcurrentWrites,
 		MaxManifestBytes:      opts.MaxManifestBytes,

@@ -86,10 +86,7 @@ func (c *Client) Call(ctx context.Context, hook *workv1alpha1.InterpreterWebhook
 		return nil, fail(ReasonMisconfigured, "encoding the request: %v", err)
 	}
 
-	timeout := DefaultTimeout
-	if hook.TimeoutSeconds != nil && *hook.TimeoutSeconds > 0 {
-		timeout = time.Duration(*hook.TimeoutSeconds) * time.Second
-	}
+	timeout := Timeout(hook)
 	callCtx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
 	defer cancel()
 	httpReq, err := http.NewRequestWithContext(callCtx, http.MethodPost, endpoint, bytes.NewReader(body))
@@ -147,6 +144,14 @@ func (c *Client) Call(ctx context.Context, hook *workv1alpha1.InterpreterWebhook
 		return nil, fail(ReasonGarbage, "answered garbage: %v", err)
 	}
 	return review.Response, nil
+}
+
+// Timeout is how long a call to the webhook may take: its timeoutSeconds, DefaultTimeout when unset.
+func Timeout(hook *workv1alpha1.InterpreterWebhook) time.Duration {
+	if hook != nil && hook.TimeoutSeconds != nil && *hook.TimeoutSeconds > 0 {
+		return time.Duration(*hook.TimeoutSeconds) * time.Second
+	}
+	return DefaultTimeout
 }
 
 // Health asks for the health of one manifest on one cluster.

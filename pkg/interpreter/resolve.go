@@ -24,6 +24,12 @@ import (
 //   - one that describes a kind and version that an older interpreter (or, as old, one earlier by name)
 //     already describes (TargetConflict).
 func Resolve(list []workv1alpha1.ResourceInterpreter, cache *Cache) (*health.Interpreters, map[string]*Problem) {
+	return ResolveWithWebhooks(list, cache, nil)
+}
+
+// ResolveWithWebhooks is Resolve with the interpreters of the set calling their webhooks through w (nil: as
+// the cache's do): a reconcile's own caller, bound to its context (internal/interpreterwebhook.Session).
+func ResolveWithWebhooks(list []workv1alpha1.ResourceInterpreter, cache *Cache, w Webhooks) (*health.Interpreters, map[string]*Problem) {
 	ordered := make([]*workv1alpha1.ResourceInterpreter, len(list))
 	uids := make([]types.UID, len(list))
 	for i := range list {
@@ -71,6 +77,9 @@ func Resolve(list []workv1alpha1.ResourceInterpreter, cache *Cache) (*health.Int
 			}
 			problems[ri.Name] = c
 			continue
+		}
+		if w != nil {
+			in = in.withWebhooks(w)
 		}
 		used = append(used, claim{name: ri.Name, target: target})
 		set.Add(gk, target.Versions, in)

@@ -16,9 +16,22 @@ import (
 
 // Webhooks calls a ResourceInterpreter's webhook. This package does no I/O: the manager passes one
 // (internal/interpreterwebhook.Caller), which bounds each call by the webhook's timeout and remembers answers,
-// so a reconcile that asks the same question again is not another round trip.
+// so a reconcile that asks the same question again is not another round trip, and a reconcile its own
+// (ResolveWithWebhooks, internal/interpreterwebhook.Session), which does not ask a webhook that timed out
+// again in that reconcile.
 type Webhooks interface {
 	Call(hook *workv1alpha1.InterpreterWebhook, req webhook.Request) (*webhook.Response, error)
+}
+
+// withWebhooks is the interpreter calling its webhook through w: a copy, since compiled interpreters are
+// shared by reconciles; itself when it has no webhook.
+func (i *Interpreter) withWebhooks(w Webhooks) *Interpreter {
+	if i.hook == nil {
+		return i
+	}
+	c := *i
+	c.webhooks = w
+	return &c
 }
 
 // serves reports whether the interpreter has a webhook for op.

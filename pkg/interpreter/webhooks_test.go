@@ -234,3 +234,34 @@ func TestWebhookDependenciesSorted(t *testing.T) {
 		t.Error("the webhook's remembered answer was reordered")
 	}
 }
+
+// TestResolveWithWebhooks: the interpreters a reconcile resolves call their webhooks through its caller; the
+// cache's compiled interpreters keep calling through the cache's.
+func TestResolveWithWebhooks(t *testing.T) {
+	const db = `{"apiVersion":"example.io/v1","kind":"Database","metadata":{"name":"orders","namespace":"default"},"spec":{"replicas":5}}`
+	healthy := webhook.Response{Successful: true, State: webhook.StateHealthy}
+	cached, reconcile := &fakeWebhooks{answer: healthy}, &fakeWebhooks{answer: healthy}
+	cache := NewCacheWithWebhooks(cached)
+	list := []workv1alpha1.ResourceInterpreter{*withWebhook("", workv1alpha1.OperationInterpretHealth)}
+	m := parse(t, db)
+	judge := func(set *health.Interpreters) {
+		t.Helper()
+		in := set.For(m.GVK)
+		if in == nil {
+			t.Fatal("no interpreter for the Database")
+		}
+		if _, ok := in.Health(health.ManifestInput{Manifest: m}, nil); !ok {
+			t.Fatal("no verdict")
+		}
+	}
+	set, _ := ResolveWithWebhooks(list, cache, reconcile)
+	judge(set)
+	if len(reconcile.asked) != 1 || len(cached.asked) != 0 {
+		t.Errorf("with the reconcile's caller: it asked %d times, the cache's %d, want 1 and 0", len(reconcile.asked), len(cached.asked))
+	}
+	set, _ = Resolve(list, cache)
+	judge(set)
+	if len(reconcile.asked) != 1 || len(cached.asked) != 1 {
+		t.Errorf("without one: the reconcile's caller asked %d times, the cache's %d, want 1 and 1", len(reconcile.asked), len(cached.asked))
+	}
+}

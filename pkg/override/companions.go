@@ -164,12 +164,14 @@ func pdbSelector(pdb template.Manifest) (labels.Selector, error) {
 //
 //	HPA minReplicas     ceil(min × share / total), at least 1 (as the HPA requires), at most share when share > 0
 //	HPA maxReplicas     ceil(max × share / total), at least the new minReplicas and 1
-//	PDB minAvailable    ceil(n × share / total), at least 1 when n > 0 and share > 0, at most share
+//	PDB minAvailable    ceil(n × share / total), at least 1 when n > 0 and share > 0, at most share, and at most
+//	                    share − 1 when n < total
 //	PDB maxUnavailable  floor(n × share / total), at least 1 when n > 0 and share > 0, at most share
 //
-// ceil for the floors of availability, so that the clusters together keep at least what the template asks;
-// floor for maxUnavailable, so that together they allow no more disruption than it does (but at least one
-// per cluster, so that a drain can go on). Percentages are kept: they already scale. A count that is absent
+// ceil for the floors of availability, so that the clusters together keep at least what the template asks
+// (but, when the template lets a pod go, each cluster lets one go, so that a drain can go on); floor for
+// maxUnavailable, so that together they allow no more disruption than it does (but at least one per cluster,
+// likewise). Percentages are kept: they already scale. A count that is absent
 // stays absent, except minReplicas, whose default 1 is written when the result differs. With total 0 the
 // copy is unchanged. An integer that is negative or beyond int32 is an error.
 func Apportion(companion *unstructured.Unstructured, share, total int32) (*unstructured.Unstructured, error) {
@@ -222,6 +224,11 @@ func Apportion(companion *unstructured.Unstructured, share, total int32) (*unstr
 					v = n * int64(share) / int64(total)
 				}
 				v = min(max(v, 1), int64(share))
+				if f.ceil && n < int64(total) {
+					// The template's PDB lets a pod go: so does each cluster's, or a drain there waits for good
+					// (4 of 6 over 2/2/2 would otherwise be 2 of 2 everywhere).
+					v = min(v, int64(share)-1)
+				}
 			}
 			out.Object["spec"].(map[string]any)[f.name] = v
 		}

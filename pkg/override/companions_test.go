@@ -107,10 +107,13 @@ func TestApportion(t *testing.T) {
 		"HPA, default min":           {doc: hpa(`"maxReplicas":9`), share: 1, total: 3, want: `{"maxReplicas":3}`},
 		"HPA, max below min":         {doc: hpa(`"minReplicas":3,"maxReplicas":3`), share: 1, total: 9, want: `{"maxReplicas":1,"minReplicas":1}`},
 		"HPA, large numbers":         {doc: hpa(`"minReplicas":2147483647,"maxReplicas":2147483647`), share: 2147483646, total: 2147483647, want: `{"maxReplicas":2147483646,"minReplicas":2147483646}`},
-		// PDB minAvailable 4 of 10: share 2 → ceil(0.8)=1; share 5 → 2; share 1 → 1 (= share).
+		// PDB minAvailable 4 of 10: share 2 → ceil(0.8)=1; share 5 → 2; a share that would allow no disruption
+		// allows one, as the template does.
 		"PDB min, a small share":          {doc: pdb(`"minAvailable":4`), share: 2, total: 10, want: `{"minAvailable":1}`},
 		"PDB min, half":                   {doc: pdb(`"minAvailable":4`), share: 5, total: 10, want: `{"minAvailable":2}`},
-		"PDB min, never above share":      {doc: pdb(`"minAvailable":9`), share: 1, total: 10, want: `{"minAvailable":1}`},
+		"PDB min, a drain can go on":      {doc: pdb(`"minAvailable":4`), share: 2, total: 6, want: `{"minAvailable":1}`},
+		"PDB min, one replica":            {doc: pdb(`"minAvailable":9`), share: 1, total: 10, want: `{"minAvailable":0}`},
+		"PDB min, all of them stays all":  {doc: pdb(`"minAvailable":10`), share: 3, total: 10, want: `{"minAvailable":3}`},
 		"PDB min 0 stays 0":               {doc: pdb(`"minAvailable":0`), share: 5, total: 10, want: `{"minAvailable":0}`},
 		"PDB min, share 0":                {doc: pdb(`"minAvailable":4`), share: 0, total: 10, want: `{"minAvailable":0}`},
 		"PDB max unavailable, floor":      {doc: pdb(`"maxUnavailable":3`), share: 5, total: 10, want: `{"maxUnavailable":1}`},
@@ -159,7 +162,10 @@ func TestApportionBounds(t *testing.T) {
 				}
 				for _, f := range []string{"minAvailable", "maxUnavailable"} {
 					v := got.Object["spec"].(map[string]any)[f].(int64)
-					if v > int64(share) || (share > 0 && n > 0 && v == 0) || (n == 0 && v != 0) {
+					// A cluster lets a pod go when the template does (minAvailable below the total).
+					lets := share > 0 && n < int64(total)
+					if v > int64(share) || (f == "minAvailable" && lets && v >= int64(share)) ||
+						(share > 0 && n > 0 && v == 0 && !(f == "minAvailable" && share == 1 && lets)) || (n == 0 && v != 0) {
 						t.Fatalf("%s %d, share %d of %d: %d", f, n, share, total, v)
 					}
 				}

@@ -1,6 +1,7 @@
 package interpreter
 
 import (
+	"crypto/x509"
 	"fmt"
 	"slices"
 
@@ -73,6 +74,10 @@ func compileInterpreter(ri *workv1alpha1.ResourceInterpreter, fallback health.In
 		retain:      slices.Clone(s.Retain),
 		hook:        s.Webhook.DeepCopy(),
 		webhooks:    webhooks,
+	}
+	if h := s.Webhook; h != nil && len(h.CABundle) > 0 && !x509.NewCertPool().AppendCertsFromPEM(h.CABundle) {
+		// Every call would fail on it: refused here, where the interpreter says so, rather than on each cluster.
+		return nil, invalid("spec.webhook.caBundle holds no PEM certificate: give the PEM (not base64 of base64) of the CA that signs the webhook's serving certificate, or leave it out for the system roots")
 	}
 	for i, p := range s.Replicas {
 		if _, err := template.FieldPathKeys(p); err != nil {

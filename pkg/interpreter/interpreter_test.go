@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
@@ -158,6 +159,11 @@ func TestCompile(t *testing.T) {
 				Aggregation:    []workv1alpha1.InterpreterAggregation{{Feedback: "phase", Operation: workv1alpha1.AggregationCount}},
 			},
 			want: &Problem{Reason: workv1alpha1.ReasonInvalidExpression, Message: "spec.aggregation[0].feedback: phase is not reported: declare it in spec.statusFeedback"},
+		},
+		"a webhook caBundle without a certificate": {
+			spec: workv1alpha1.ResourceInterpreterSpec{Webhook: &workv1alpha1.InterpreterWebhook{URL: ptr.To("https://interpreter.example.com"),
+				CABundle: []byte("not a certificate"), Operations: []workv1alpha1.InterpreterOperation{workv1alpha1.OperationInterpretHealth}}},
+			want: &Problem{Reason: workv1alpha1.ReasonInvalidExpression, Message: "spec.webhook.caBundle holds no PEM certificate: give the PEM (not base64 of base64) of the CA that signs the webhook's serving certificate, or leave it out for the system roots"},
 		},
 		"an unknown aggregation": {
 			spec: workv1alpha1.ResourceInterpreterSpec{

@@ -346,17 +346,7 @@ func (r *PlacementManifestWorkReconciler) availableSince(ctx context.Context, cl
 	return out, nil
 }
 
-// unavailable says why a ManagedCluster is not available, or "" when it is.
+// unavailable says why a ManagedCluster is not available, or "" when it is (health.ManagedClusterUnavailable).
 func unavailable(mc *clusterv1.ManagedCluster) string {
-	c := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
-	switch {
-	case c == nil:
-		return "the ManagedCluster has not reported availability yet"
-	case c.Status == metav1.ConditionTrue:
-		return ""
-	case c.Status == metav1.ConditionUnknown:
-		return fmt.Sprintf("the ManagedCluster's availability is Unknown: %s", c.Message)
-	default:
-		return fmt.Sprintf("the ManagedCluster is not available: %s", c.Message)
-	}
+	return health.ManagedClusterUnavailable(mc)
 }

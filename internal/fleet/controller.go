@@ -34,10 +34,13 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -98,14 +101,16 @@ func clusterOwn(gvk schema.GroupVersionKind, ns, name string) bool {
 // The fleet controller's permissions on the hub (only used when the manager runs with --fleet-kubeconfig): it
 // reads whether the hub namespace exists through the manager's cache, server-side applies and deletes the
 // generated PlacementManifestWork and Placement, sets its ConditionFleetObjectsDelivered, and reads their
-// decisions, works, ControllerRevisions and the ResourceInterpreters (cached). The manager's own rules grant
-// most of these too; they are listed so the fleet controller's needs are in one place.
+// decisions, works, ControllerRevisions, the ManagedClusters' availability and the ResourceInterpreters
+// (cached). The manager's own rules grant most of these too; they are listed so the fleet controller's needs
+// are in one place.
 //
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=placementmanifestworks,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=manifestworks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=placements,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=placementdecisions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.open-cluster-management.io,resources=managedclusters,verbs=list;watch
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=placementmanifestworks/status,verbs=update
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=resourceinterpreters,verbs=list;watch
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch
@@ -183,6 +188,9 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, fleetConfig *rest.C
 		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(byGeneratedName)).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(byNamespace)).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(byOwner)).
+		// A cluster that goes away or comes back changes what its last report counts for (hubView.away): the
+		// manager's status tells of a decided cluster, not of one that left the decisions.
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.byClusterWorks), builder.WithPredicates(availabilityChanged())).
 		Watches(&workv1alpha1.ResourceInterpreter{}, handler.EnqueueRequestsFromMapFunc(r.optedIn)).
 		WatchesRawSource(source.Channel(kinds.requeue, &handler.EnqueueRequestForObject{})).
 		Build(r)
@@ -232,6 +240,36 @@ func byOwner(_ context.Context, o client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: ns}}}
+}
+
+// byClusterWorks maps a ManagedCluster to the namespaces of the generated PlacementManifestWorks with a work on
+// it.
+func (r *Reconciler) byClusterWorks(ctx context.Context, o client.Object) []reconcile.Request {
+	works := &workv1.ManifestWorkList{}
+	if err := r.Hub.List(ctx, works, client.InNamespace(o.GetName()), client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing ManifestWorks for a ManagedCluster event", "cluster", o.GetName())
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range works.Items {
+		for _, req := range byOwner(ctx, &works.Items[i]) {
+			if !slices.Contains(out, req) {
+				out = append(out, req)
+			}
+		}
+	}
+	return out
+}
+
+// availabilityChanged passes ManagedCluster updates that change whether it is available, and why.
+func availabilityChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			before, ok1 := e.ObjectOld.(*clusterv1.ManagedCluster)
+			after, ok2 := e.ObjectNew.(*clusterv1.ManagedCluster)
+			return ok1 && ok2 && health.ManagedClusterUnavailable(before) != health.ManagedClusterUnavailable(after)
+		},
+	}
 }
 
 // inputs is what one reconcile reads.

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,14 +41,27 @@ type hubView struct {
 	carried map[string]map[fleet.Key]int64
 	// unhealthy are the clusters the PlacementManifestWork's status names as not available.
 	unhealthy map[string]workv1alpha1.ClusterHealth
+	// away says, per ManagedCluster that is not available, why (health.ManagedClusterUnavailable): the
+	// manager's status names only decided clusters, and at most status.MaxUnhealthyListed of them, so a
+	// leaving cluster held because it is away is found here.
+	away map[string]string
 }
 
 // readHub lists the decided clusters and the works of pmw, through the cache's label indexes (labelindex).
 func (r *Reconciler) readHub(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork) (hubView, error) {
 	v := hubView{works: map[string]*workv1.ManifestWork{}, unhealthy: map[string]workv1alpha1.ClusterHealth{},
-		carried: map[string]map[fleet.Key]int64{}}
+		carried: map[string]map[fleet.Key]int64{}, away: map[string]string{}}
 	for _, h := range pmw.Status.UnhealthyClusters {
 		v.unhealthy[h.Cluster] = h
+	}
+	managed := &clusterv1.ManagedClusterList{}
+	if err := r.Hub.List(ctx, managed, client.UnsafeDisableDeepCopy); err != nil {
+		return v, fmt.Errorf("list the ManagedClusters: %w", err)
+	}
+	for i := range managed.Items {
+		if why := health.ManagedClusterUnavailable(&managed.Items[i]); why != "" {
+			v.away[managed.Items[i].Name] = why
+		}
 	}
 	carried, err := r.revisionGenerations(ctx, pmw)
 	if err != nil {
@@ -257,8 +271,24 @@ func (r *Reconciler) writeStatus(ctx context.Context, in inputs, tr fleet.Transl
 	return errors.Join(errs...)
 }
 
-// report is what cluster reports of the manifest key, whose fleet object is at generation.
+// report is what cluster reports of the manifest key, whose fleet object is at generation. A cluster that is
+// not available (its ManagedCluster says so, or the manager's status: ClusterUnavailable) is Unavailable, with
+// the manager's verdict: its work holds the agent's last report, which says nothing of now.
 func (v hubView) report(cluster string, key fleet.Key, generation int64) fleet.ClusterReport {
+	rep := v.reported(cluster, key, generation)
+	h, unhealthy := v.unhealthy[cluster]
+	switch {
+	case unhealthy && h.Reason == workv1alpha1.ReasonClusterUnavailable:
+		rep.Unavailable, rep.Health = true, verdictOf(h)
+	case v.away[cluster] != "":
+		rep.Unavailable = true
+		rep.Health = health.Verdict{State: health.Degraded, Reason: workv1alpha1.ReasonClusterUnavailable, Message: v.away[cluster]}
+	}
+	return rep
+}
+
+// reported is what cluster's work reports of the manifest key, whose fleet object is at generation.
+func (v hubView) reported(cluster string, key fleet.Key, generation int64) fleet.ClusterReport {
 	rep := fleet.ClusterReport{Cluster: cluster}
 	h, unhealthy := v.unhealthy[cluster]
 	w := v.works[cluster]

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -15,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	workv1 "open-cluster-management.io/api/work/v1"
 
+	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/text"
 )
@@ -41,6 +44,34 @@ type ClusterReport struct {
 	// updated, not among the clusters a replicated object wants, and it holds back neither observedGeneration
 	// nor a Job's completion, and has no event.
 	Leaving bool
+	// Unavailable is true when the cluster's ManagedCluster is not available (OCM no longer hears from its
+	// agent): Feedback is the agent's last report, which says nothing of now. As Kubernetes stops counting the
+	// pods of an unreachable node as ready, its replicas still count in replicas and updated (and a DaemonSet's
+	// in desiredNumberScheduled), but none as ready or available; a decided cluster gets a ClusterDegraded event
+	// (Health, when it is not Degraded already, becomes ClusterUnavailable). A Job's counts are kept.
+	Unavailable bool
+}
+
+// unreachable is the report r as Status counts it: an Unavailable cluster's last feedback without its ready and
+// available counts, and its health degraded.
+func unreachable(r ClusterReport) ClusterReport {
+	if !r.Unavailable {
+		return r
+	}
+	if r.Health.State != health.Degraded {
+		r.Health = health.Verdict{State: health.Degraded, Reason: workv1alpha1.ReasonClusterUnavailable, Message: "the ManagedCluster is not available"}
+	}
+	if r.Feedback == nil {
+		return r
+	}
+	r.Feedback = maps.Clone(r.Feedback)
+	zero := int64(0)
+	for _, name := range []string{health.ReadyReplicas, health.AvailableReplicas, health.NumberReady, health.NumberAvailable} {
+		if _, ok := r.Feedback[name]; ok {
+			r.Feedback[name] = workv1.FieldValue{Type: workv1.Integer, Integer: &zero}
+		}
+	}
+	return r
 }
 
 // Event is something about one cluster for kubectl describe on the fleet object.
@@ -81,7 +112,8 @@ const (
 // The status is nil for kinds without one to compute (anything but Deployment, StatefulSet, ReplicaSet,
 // DaemonSet and Job): leave their status alone.
 //
-// The rules (each cluster's counts summed; missing clusters count 0):
+// The rules (each cluster's counts summed; missing clusters count 0; an Unavailable cluster counts none ready
+// or available):
 //   - observedGeneration is metadata.generation once every cluster carries the current manifest and its own
 //     controller observed it (feedback observedGeneration >= generation on the cluster); until then the
 //     previous one, so kubectl rollout status and kubectl wait keep waiting. For a replicated Deployment or
@@ -111,8 +143,11 @@ func Status(obj *unstructured.Unstructured, clusters []ClusterReport, now time.T
 		obj:      obj,
 		name:     obj.GetName(),
 		gen:      obj.GetGeneration(),
-		clusters: slices.Clone(clusters),
+		clusters: make([]ClusterReport, 0, len(clusters)),
 		now:      metav1.NewTime(now.UTC().Truncate(time.Second)),
+	}
+	for _, c := range clusters {
+		v.clusters = append(v.clusters, unreachable(c))
 	}
 	v.split, _ = wantSplit(obj, nil)
 	v.clusters = slices.DeleteFunc(v.clusters, func(c ClusterReport) bool {

@@ -67,6 +67,13 @@ func missing(cluster string) ClusterReport {
 	return ClusterReport{Cluster: cluster, Health: health.Verdict{State: health.Progressing, Message: "no ManifestWork yet"}}
 }
 
+// away is r reported by a cluster whose ManagedCluster is not available (r is the agent's last report).
+func away(r ClusterReport) ClusterReport {
+	r.Unavailable = true
+	r.Health = health.Verdict{State: health.Degraded, Reason: workv1alpha1.ReasonClusterUnavailable, Message: "the ManagedCluster's availability is Unknown"}
+	return r
+}
+
 func degradedBy(r ClusterReport, msg string) ClusterReport {
 	r.Health = health.Verdict{State: health.Degraded, Message: msg}
 	return r
@@ -151,6 +158,30 @@ func TestDeploymentStatus(t *testing.T) {
 			clusters: []ClusterReport{leaving(replicasReport("eu-1", 3, 3, 3, 3, 3)), replicasReport("us-1", 6, 6, 6, 6, 6)},
 			want: appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 9, UpdatedReplicas: 6, ReadyReplicas: 9, AvailableReplicas: 9,
 				Conditions: []appsv1.DeploymentCondition{available, progressing(6, 9, 1, 1)}},
+			wantAvailable: true,
+		},
+		"an unavailable cluster's last report counts its replicas, none ready": {
+			obj:      web(),
+			clusters: []ClusterReport{replicasReport("eu-1", 2, 2, 2, 2, 2), replicasReport("eu-2", 2, 2, 2, 2, 2), away(replicasReport("eu-3", 2, 2, 2, 2, 2))},
+			want: appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 6, UpdatedReplicas: 6, ReadyReplicas: 4, AvailableReplicas: 4,
+				UnavailableReplicas: 2, Conditions: []appsv1.DeploymentCondition{unavailable, progressing(6, 4, 3, 3)}},
+			wantEvents: []Event{{Type: corev1.EventTypeWarning, Reason: EventClusterDegraded,
+				Message: "cluster eu-3: 0 of 2 ready: the ManagedCluster's availability is Unknown", Cluster: "eu-3"}},
+		},
+		"unavailable without a verdict from the manager is degraded all the same": {
+			obj: web(),
+			clusters: []ClusterReport{replicasReport("eu-1", 3, 3, 3, 3, 3),
+				func() ClusterReport { r := replicasReport("eu-2", 3, 3, 3, 3, 3); r.Unavailable = true; return r }()},
+			want: appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 6, UpdatedReplicas: 6, ReadyReplicas: 3, AvailableReplicas: 3,
+				UnavailableReplicas: 3, Conditions: []appsv1.DeploymentCondition{unavailable, progressing(6, 3, 2, 2)}},
+			wantEvents: []Event{{Type: corev1.EventTypeWarning, Reason: EventClusterDegraded,
+				Message: "cluster eu-2: 0 of 3 ready: the ManagedCluster is not available", Cluster: "eu-2"}},
+		},
+		"a leaving cluster held while it is away counts none ready, and has no event": {
+			obj:      web("status.observedGeneration", 4),
+			clusters: []ClusterReport{leaving(away(replicasReport("eu-1", 3, 3, 3, 3, 3))), replicasReport("us-1", 6, 6, 6, 6, 6)},
+			want: appsv1.DeploymentStatus{ObservedGeneration: 4, Replicas: 9, UpdatedReplicas: 6, ReadyReplicas: 6, AvailableReplicas: 6,
+				UnavailableReplicas: 3, Conditions: []appsv1.DeploymentCondition{available, progressing(6, 6, 1, 1)}},
 			wantAvailable: true,
 		},
 		"a cluster without a work yet counts as 0 ready": {
@@ -341,6 +372,9 @@ func TestRolloutStatusExactly(t *testing.T) {
 				replicas, updated, ready, avail = spec, spec, spec, spec
 			}
 			rep := replicasReport(name, spec, replicas, updated, ready, avail)
+			if r.IntN(8) == 0 { // its ManagedCluster is not available: its last report counts none ready
+				rep, ready, avail = away(rep), 0, 0
+			}
 			// kubectl rollout status on the cluster, and no surplus: a replica beyond the cluster's share is one
 			// pending termination, for the fleet as for the cluster's deployment controller.
 			rolled := updated >= spec && replicas <= updated && avail >= updated && replicas <= spec
@@ -523,6 +557,11 @@ func TestDaemonSetStatus(t *testing.T) {
 			clusters: []ClusterReport{daemonReport("eu-1", 3, 3, 3, 3), daemonReport("eu-2", 2, 1, 1, 1)},
 			want: appsv1.DaemonSetStatus{ObservedGeneration: 2, DesiredNumberScheduled: 5, CurrentNumberScheduled: 5, NumberReady: 4,
 				UpdatedNumberScheduled: 4, NumberAvailable: 4, NumberUnavailable: 1},
+		},
+		"an unavailable cluster's pods are scheduled, none ready": {
+			clusters: []ClusterReport{daemonReport("eu-1", 3, 3, 3, 3), away(daemonReport("eu-2", 2, 2, 2, 2))},
+			want: appsv1.DaemonSetStatus{ObservedGeneration: 2, DesiredNumberScheduled: 5, CurrentNumberScheduled: 5, NumberReady: 3,
+				UpdatedNumberScheduled: 5, NumberAvailable: 3, NumberUnavailable: 2},
 		},
 		"a missing cluster holds observedGeneration back": {
 			clusters: []ClusterReport{daemonReport("eu-1", 3, 3, 3, 3), missing("eu-2")},

@@ -1,8 +1,11 @@
 package health
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
@@ -18,6 +21,23 @@ type ClusterInput struct {
 	// template's (Inputs) when the work carries the current template, else the work's own (WorkManifests).
 	// The agent's report of the manifest at ordinal i is matched to Manifests[i].
 	Manifests []ManifestInput
+}
+
+// ManagedClusterUnavailable says why a ManagedCluster is not available (its Available condition False,
+// Unknown or not reported yet), or "" when it is: the ClusterInput's Unavailable, and transparent mode's
+// judgement of a cluster's last report.
+func ManagedClusterUnavailable(mc *clusterv1.ManagedCluster) string {
+	c := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
+	switch {
+	case c == nil:
+		return "the ManagedCluster has not reported availability yet"
+	case c.Status == metav1.ConditionTrue:
+		return ""
+	case c.Status == metav1.ConditionUnknown:
+		return fmt.Sprintf("the ManagedCluster's availability is Unknown: %s", c.Message)
+	default:
+		return fmt.Sprintf("the ManagedCluster is not available: %s", c.Message)
+	}
 }
 
 // ClusterResult is the health of a cluster and of each of its manifests.

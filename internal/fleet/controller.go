@@ -184,7 +184,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, fleetConfig *rest.C
 		kinds:       kinds, objects: &objectStore{reader: fc.GetAPIReader()}, interpreters: interpreter.NewCache()}
 	c, err := ctrl.NewControllerManagedBy(mgr).Named("fleet").
 		WatchesRawSource(source.Kind[client.Object](fc.GetCache(), &corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(byName))).
-		Watches(&workv1alpha1.PlacementManifestWork{}, handler.EnqueueRequestsFromMapFunc(byGeneratedName)).
+		Watches(&workv1alpha1.PlacementManifestWork{}, handler.EnqueueRequestsFromMapFunc(byNameOrPlacement)).
 		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(byGeneratedName)).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(byNamespace)).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(byOwner)).
@@ -231,6 +231,15 @@ func byGeneratedName(_ context.Context, o client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.GetNamespace()}}}
+}
+
+// byNameOrPlacement maps a PlacementManifestWork named workv1alpha1.FleetGeneratedName, or one that uses the
+// Placement of that name (which deletePlacement keeps for it), to its namespace.
+func byNameOrPlacement(ctx context.Context, o client.Object) []reconcile.Request {
+	if pmw, ok := o.(*workv1alpha1.PlacementManifestWork); ok && usesGeneratedPlacement(pmw) {
+		return byNamespace(ctx, o)
+	}
+	return byGeneratedName(ctx, o)
 }
 
 // byOwner maps a ManifestWork to the namespace of its PlacementManifestWork, when that is a generated one.
@@ -548,7 +557,8 @@ func (r *Reconciler) interpretersOf(ctx context.Context) (*health.Interpreters, 
 
 // optOut removes what was generated for a namespace that is no longer opted in (or gone): the
 // PlacementManifestWork (whose finalizer, run by the manager, removes its works from the clusters) and the
-// generated Placement. What is not labelled as generated is never removed.
+// generated Placement, unless a PlacementManifestWork handed over to a user uses it (deletePlacement). What is
+// not labelled as generated is never removed.
 func (r *Reconciler) optOut(ctx context.Context, in inputs) error {
 	if in.pmw != nil && in.pmw.Labels[workv1alpha1.LabelFleetGenerated] == "true" && in.pmw.DeletionTimestamp == nil {
 		// The status the manager wrote said what the clusters ran; nothing will run there now. Cleared before
@@ -563,12 +573,36 @@ func (r *Reconciler) optOut(ctx context.Context, in inputs) error {
 		}
 		ctrl.LoggerFrom(ctx).Info("Deleted the generated PlacementManifestWork: the namespace is no longer opted in")
 	}
-	if in.placement != nil && in.placement.Labels[workv1alpha1.LabelFleetGenerated] == "true" && in.placement.DeletionTimestamp == nil {
-		if err := client.IgnoreNotFound(r.Hub.Delete(ctx, in.placement)); err != nil {
-			return fmt.Errorf("delete the generated Placement: %w", err)
-		}
+	if err := r.deletePlacement(ctx, in.placement); err != nil {
+		return fmt.Errorf("delete the generated Placement: %w", err)
 	}
 	return nil
+}
+
+// deletePlacement deletes p, the hub's Placement named workv1alpha1.FleetGeneratedName, when it is generated and
+// no PlacementManifestWork that is not generated uses it: a PMW handed over to a user (its generated label
+// removed) keeps the Placement it names, as it keeps its works. Once no such PMW names it, the next reconcile
+// of the namespace (the PMW's change or deletion brings one) deletes it.
+func (r *Reconciler) deletePlacement(ctx context.Context, p *clusterv1beta1.Placement) error {
+	if p == nil || p.Labels[workv1alpha1.LabelFleetGenerated] != "true" || p.DeletionTimestamp != nil {
+		return nil
+	}
+	pmws := &workv1alpha1.PlacementManifestWorkList{}
+	if err := r.Hub.List(ctx, pmws, client.InNamespace(p.Namespace)); err != nil {
+		return fmt.Errorf("list the PlacementManifestWorks: %w", err)
+	}
+	for _, pmw := range pmws.Items {
+		if usesGeneratedPlacement(&pmw) && pmw.Labels[workv1alpha1.LabelFleetGenerated] != "true" && pmw.DeletionTimestamp == nil {
+			ctrl.LoggerFrom(ctx).V(1).Info("Kept the generated Placement: a PlacementManifestWork that is not generated uses it", "placementManifestWork", pmw.Name)
+			return nil
+		}
+	}
+	return client.IgnoreNotFound(r.Hub.Delete(ctx, p))
+}
+
+// usesGeneratedPlacement tells whether pmw names the Placement workv1alpha1.FleetGeneratedName.
+func usesGeneratedPlacement(pmw *workv1alpha1.PlacementManifestWork) bool {
+	return pmw.Spec.PlacementRef != nil && pmw.Spec.PlacementRef.Name == workv1alpha1.FleetGeneratedName
 }
 
 // clearStatuses removes the status the manager wrote on the namespace's objects (fleet.WritesStatus): with the
@@ -599,10 +633,7 @@ func (r *Reconciler) clearStatuses(ctx context.Context, ns string) error {
 // one the namespace no longer asks for.
 func (r *Reconciler) applyPlacement(ctx context.Context, ns string, opt fleet.OptInSpec, cur *clusterv1beta1.Placement) error {
 	if opt.Generated == nil {
-		if cur != nil && cur.Labels[workv1alpha1.LabelFleetGenerated] == "true" && cur.DeletionTimestamp == nil {
-			return client.IgnoreNotFound(r.Hub.Delete(ctx, cur))
-		}
-		return nil
+		return r.deletePlacement(ctx, cur)
 	}
 	p := &clusterv1beta1.Placement{Spec: *opt.Generated}
 	p.SetGroupVersionKind(schema.GroupVersionKind{Group: clusterv1beta1.GroupName, Version: "v1beta1", Kind: "Placement"})

@@ -591,6 +591,52 @@ var _ = Describe("Transparent mode (fleet API server)", Ordered, func() {
 		}, timeout, interval).Should(Succeed())
 	})
 
+	It("keeps the generated Placement on opt-out while the PMW handed over to a user uses it", func() {
+		other := fw.NewNamespace("fleet-handed")
+		Expect(fleetClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other,
+			Annotations: map[string]string{workv1alpha1.AnnotationFleetClusterSelector: "env=prod"}}})).To(Succeed())
+		key := client.ObjectKey{Namespace: other, Name: workv1alpha1.FleetGeneratedName}
+		handed := &workv1alpha1.PlacementManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: workv1alpha1.FleetGeneratedName}}
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, key, &clusterv1beta1.Placement{})).To(Succeed())
+			cur := &workv1alpha1.PlacementManifestWork{}
+			g.Expect(k8s.Get(ctx, key, cur)).To(Succeed())
+			g.Expect(cur.Labels).To(HaveKeyWithValue(workv1alpha1.LabelFleetGenerated, "true"))
+		}, timeout, interval).Should(Succeed())
+		// Removing the label hands the PMW over; it still names the generated Placement. (Removed again should a
+		// reconcile that read the PMW before the removal apply it back.)
+		Eventually(func(g Gomega) {
+			cur := &workv1alpha1.PlacementManifestWork{}
+			g.Expect(k8s.Get(ctx, key, cur)).To(Succeed())
+			if _, ok := cur.Labels[workv1alpha1.LabelFleetGenerated]; ok {
+				delete(cur.Labels, workv1alpha1.LabelFleetGenerated)
+				g.Expect(k8s.Update(ctx, cur)).To(Succeed())
+			}
+			g.Expect(eventReasonsOn(g, fleetClient, "", "Namespace", other)).To(ContainElement(workv1alpha1.EventFleetNotGenerated))
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) {
+			cur := &corev1.Namespace{}
+			g.Expect(fleetClient.Get(ctx, client.ObjectKey{Name: other}, cur)).To(Succeed())
+			delete(cur.Annotations, workv1alpha1.AnnotationFleetClusterSelector)
+			g.Expect(fleetClient.Update(ctx, cur)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+		Consistently(func(g Gomega) {
+			p := &clusterv1beta1.Placement{}
+			g.Expect(k8s.Get(ctx, key, p)).To(Succeed(), "the handed-over PMW's Placement stays")
+			g.Expect(p.DeletionTimestamp).To(BeNil())
+			cur := &workv1alpha1.PlacementManifestWork{}
+			g.Expect(k8s.Get(ctx, key, cur)).To(Succeed())
+			g.Expect(cur.DeletionTimestamp).To(BeNil())
+			g.Expect(cur.Spec.PlacementRef).To(Equal(&workv1alpha1.LocalPlacementReference{Name: workv1alpha1.FleetGeneratedName}))
+		}, 3*time.Second, interval).Should(Succeed())
+		// Once nothing uses it, the generated Placement of the opted-out namespace goes.
+		Expect(k8s.Delete(ctx, handed)).To(Succeed())
+		Eventually(func(g Gomega) {
+			err := k8s.Get(ctx, key, &clusterv1beta1.Placement{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the generated Placement is gone: %v", err)
+		}, timeout, interval).Should(Succeed())
+	})
+
 	It("tells on the fleet namespace why nothing is delivered, and leaves what is not its own alone", func() {
 		nsEvents := func(g Gomega, name string) []string { return eventReasonsOn(g, fleetClient, "", "Namespace", name) }
 		// No hub namespace of the same name: nothing is written on the hub.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -38,7 +39,8 @@ each cluster's split shares and overrides, which ManifestWorks it would create, 
 manifests) or delete, and which clusters the rollout strategy updates first. Nothing is written.
 
 With -f, the PlacementManifestWork of the file (or stdin, -f -) is planned: a new one as created, an existing one
-as changed to the file's spec. The file is first sent to the API server as a dry run, so the CRD's defaults and
+as kubectl apply or helm upgrade would leave it, which keep what the file never set of spec.paused and the
+approve and retry-revision annotations (kubectl pmw rollout pause, approve, retry). The file is first sent to the API server as a dry run, so the CRD's defaults and
 validation apply (this needs create or update permission; without it the file is planned as written, with a
 warning). With NAME, the live PlacementManifestWork is planned as it is.
 
@@ -161,19 +163,25 @@ func readPMWFile(s *Streams, file string) (*unstructured.Unstructured, error) {
 }
 
 // planned is the PlacementManifestWork of obj as the API server would store it: sent as a dry run (create, or
-// update of the live one), so defaults and validation apply. Without permission for the dry run it is obj as
-// written, with a warning; a PlacementManifestWork the API server refuses is bad input.
+// update of the live one with what applying obj keeps of it: keepFromLive), so defaults and validation apply.
+// Without permission for the dry run it is obj as written (with what it keeps of the live one, when that can be
+// read), with a warning; a PlacementManifestWork the API server refuses is bad input.
 func planned(ctx context.Context, s *Streams, h *hub, obj *unstructured.Unstructured, dryRun bool) (*workv1alpha1.PlacementManifestWork, error) {
 	what := fmt.Sprintf("PlacementManifestWork %s/%s", obj.GetNamespace(), obj.GetName())
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(obj.GroupVersionKind())
+	err := h.client.Get(ctx, client.ObjectKeyFromObject(obj), live)
+	if err == nil {
+		obj = obj.DeepCopy()
+		keepFromLive(obj, live)
+	}
 	if dryRun {
 		sent := obj.DeepCopy()
-		live := &workv1alpha1.PlacementManifestWork{}
-		err := h.client.Get(ctx, client.ObjectKeyFromObject(obj), live)
 		switch {
 		case apierrors.IsNotFound(err):
 			err = h.client.Create(ctx, sent, client.DryRunAll)
 		case err == nil:
-			sent.SetResourceVersion(live.ResourceVersion)
+			sent.SetResourceVersion(live.GetResourceVersion())
 			err = h.client.Update(ctx, sent, client.DryRunAll)
 		}
 		switch {
@@ -196,6 +204,38 @@ func planned(ctx context.Context, s *Streams, h *hub, obj *unstructured.Unstruct
 		return nil, usageError("%s: %v", what, err)
 	}
 	return pmw, nil
+}
+
+// keptFields are the fields of a PlacementManifestWork that commands other than an apply of its file write:
+// spec.paused (kubectl pmw rollout pause and resume) and the annotations the manager reads (kubectl pmw rollout
+// approve and retry).
+var keptFields = [][]string{
+	{"spec", "paused"},
+	{"metadata", "annotations", workv1alpha1.AnnotationApprove},
+	{"metadata", "annotations", workv1alpha1.AnnotationRetryRevision},
+}
+
+// keepFromLive sets on obj, a file's PlacementManifestWork, each of keptFields that obj does not set and live has:
+// kubectl apply and helm upgrade patch the live object with what changed in the file, so they leave a field the
+// file never set as it is (a plain Update with the file would drop it). Not a field that live's
+// kubectl.kubernetes.io/last-applied-configuration sets: the file set it when last applied, and kubectl apply
+// removes what the file no longer sets.
+func keepFromLive(obj, live *unstructured.Unstructured) {
+	var applied map[string]any
+	if a := live.GetAnnotations()[corev1.LastAppliedConfigAnnotation]; a != "" {
+		_ = json.Unmarshal([]byte(a), &applied) // one that does not parse says nothing
+	}
+	for _, path := range keptFields {
+		if _, set, _ := unstructured.NestedFieldNoCopy(obj.Object, path...); set {
+			continue
+		}
+		if _, was, _ := unstructured.NestedFieldNoCopy(applied, path...); was {
+			continue
+		}
+		if v, found, err := unstructured.NestedFieldCopy(live.Object, path...); found && err == nil {
+			_ = unstructured.SetNestedField(obj.Object, v, path...)
+		}
+	}
 }
 
 // previewError gives an error of controllers.Preview its exit code: the hub's refusals, a missing CRD and an

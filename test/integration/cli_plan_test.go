@@ -80,6 +80,34 @@ var _ = Describe("kubectl pmw plan", func() {
 		Expect(stderr).To(ContainSubstring("use a name of at most 63 characters"))
 	})
 
+	It("keeps what kubectl apply keeps of a live one the file does not set: a paused rollout plans no update", func() {
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "one"})).Obj()
+		Expect(k8s.Create(ctx, pmw.DeepCopy())).To(Succeed())
+		Eventually(func(g Gomega) { g.Expect(fw.WorkClusters(g, pmw)).To(Equal(clusters)) }, timeout, interval).Should(Succeed())
+		admin := kubeconfig("plan-admin-"+ns, "system:masters")
+		_, stderr, code := run("rollout", "pause", "web", "-n", ns, "--kubeconfig", admin)
+		Expect(code).To(Equal(kubectlpmw.ExitOK), "stderr: %s", stderr)
+
+		// The file, as a chart or a repository holds it, has no spec.paused: kubectl apply and helm upgrade
+		// leave the field as it is, so the paused rollout holds every cluster on what it runs.
+		changed := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "two"})).Obj()
+		stdout, stderr, code := run("plan", "-f", file(changed), "--kubeconfig", admin)
+		Expect(code).To(Equal(kubectlpmw.ExitOK), "stderr: %s", stderr)
+		Expect(stdout).To(HavePrefix("PlacementManifestWork " + ns + "/web (on the hub: its spec changed)\n"))
+		Expect(stdout).To(ContainSubstring("ManifestWorks: held 2\n"))
+
+		// A file that sets spec.paused: false resumes it, as applying it would.
+		resumed := file(changed)
+		data, err := os.ReadFile(resumed)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(resumed, []byte(strings.Replace(string(data), "\nspec:\n", "\nspec:\n  paused: false\n", 1)), 0o600)).To(Succeed())
+		stdout, stderr, code = run("plan", "-f", resumed, "--kubeconfig", admin)
+		Expect(code).To(Equal(kubectlpmw.ExitOK), "stderr: %s", stderr)
+		Expect(stdout).To(ContainSubstring("ManifestWorks: update 2\n"))
+	})
+
 	It("plans the file as written, with a warning, for a user who may not write it, and exits 2 without read access", func() {
 		clusters := fw.NewClusters(1)
 		fw.Decide(ns, "p", "p-decision-1", clusters...)

@@ -40,6 +40,21 @@ func TestComputeStatus(t *testing.T) {
 		framework.WorkConditions(w, conds)
 		return w
 	}
+	// earlierWork is the cluster's work of an earlier template (another ConfigMap), as its agent reports it.
+	earlierWork := func(cluster string, conds map[string]metav1.ConditionStatus) *workv1.ManifestWork {
+		earlier := framework.MakePMW("web", "ns").Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+		eb, err := manifestwork.NewBuilder(earlier, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := eb.Build(cluster, earlier.Spec.ManifestWorkTemplate.Workload.Manifests, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Generation = 1
+		framework.WorkConditions(w, conds)
+		return w
+	}
 	available := map[string]metav1.ConditionStatus{workv1.WorkApplied: metav1.ConditionTrue, workv1.WorkAvailable: metav1.ConditionTrue}
 	failedApply := map[string]metav1.ConditionStatus{workv1.WorkApplied: metav1.ConditionFalse}
 	plan := func(clusters ...string) *planner.Plan {
@@ -120,6 +135,24 @@ func TestComputeStatus(t *testing.T) {
 				workv1alpha1.ConditionReady: "False/PlacementNotDecided", workv1alpha1.ConditionStalled: "False/NotStalled",
 				workv1alpha1.ConditionReconciling: "True/PlacementNotDecided", workv1alpha1.ConditionPlacementVerified: "False/PlacementNotDecided",
 			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 1, Applied: 1, Available: 1}},
+		},
+		"the Placement is missing: a work on an earlier template counts as neither applied nor available": {
+			obs: observation{inputs: inputs{placementName: "p", workName: "w", template: manifests,
+				owned: map[string]*workv1.ManifestWork{"c1": work("c1", available), "c2": earlierWork("c2", available)}}},
+			want: want{conditions: map[string]string{
+				workv1alpha1.ConditionReady: "False/PlacementNotFound", workv1alpha1.ConditionPlacementVerified: "False/PlacementNotFound",
+			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Applied: 1, Available: 1, Progressing: 1}},
+		},
+		"a template that cannot be used: no cluster carries it": {
+			obs: observation{inputs: func() inputs {
+				in := decided("c1")
+				in.template = nil
+				in.invalid = &planner.InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: "manifest 0 has no name"}
+				return in
+			}()},
+			want: want{conditions: map[string]string{
+				workv1alpha1.ConditionReady: "False/InvalidTemplate", workv1alpha1.ConditionManifestworkApplied: "False/InvalidTemplate",
+			}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 1, Progressing: 1}},
 		},
 		"an invalid spec stalls it and keeps the works": {
 			obs: observation{inputs: func() inputs {

@@ -44,6 +44,40 @@ func outdated(r health.ClusterResult) health.ClusterResult {
 	return r
 }
 
+// notKnownCurrent is the result of a cluster whose work cannot be told to carry the current template because
+// no desired state is computed (the Placement is missing or not decided, or the spec cannot be used): like
+// outdated, at best progressing and not applied, saying why.
+func notKnownCurrent(r health.ClusterResult, why string) health.ClusterResult {
+	r = outdated(r)
+	if r.Reason == workv1alpha1.ReasonOutdatedTemplate {
+		r.Message = why
+	}
+	return r
+}
+
+// carriesCurrentTemplate says, while no desired state is computed (obs.plan is nil), whether a cluster's work
+// carries the current template, and why not: with a usable template, when its template hash is the
+// PlacementManifestWork's own; a cluster an override selects has a hash of its own, which needs the desired
+// state, so it is not counted until then. With a template that cannot be used, no work carries it.
+func carriesCurrentTemplate(pmw *workv1alpha1.PlacementManifestWork, obs *observation) func(w *workv1.ManifestWork) (bool, string) {
+	if obs.template == nil {
+		return func(*workv1.ManifestWork) (bool, string) {
+			return false, "the current template cannot be used, so no cluster carries it"
+		}
+	}
+	b, err := manifestwork.NewBuilder(pmw, obs.kinds.ManifestConfigs(obs.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs))
+	if err != nil {
+		return func(*workv1.ManifestWork) (bool, string) { return false, "the current template cannot be encoded" }
+	}
+	base, _ := templateHashes(pmw, &inputs{}, b.TemplateHash())
+	return func(w *workv1.ManifestWork) (bool, string) {
+		if manifestwork.CarriesTemplate(w, base) {
+			return true, ""
+		}
+		return false, "its work does not carry the current template as such (an earlier one, or the current one with overrides), and no desired state is computed now to tell"
+	}
+}
+
 // manifestInputs is what health judges the clusters that carry one template by: its manifests' inputs
 // (health.Interpreters.Inputs), made once per reconcile, and those inputs with each distinct set of split shares
 // (withShares), made once per set, since thousands of clusters share a handful of sets. The slices it returns

@@ -43,6 +43,10 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	}
 	base := obs.healthInputs(tpl)
 	outcomes := make([]status.ClusterOutcome, 0, len(clusters))
+	var carriesCurrent func(*workv1.ManifestWork) (bool, string)
+	if obs.plan == nil {
+		carriesCurrent = carriesCurrentTemplate(tpl, obs)
+	}
 	conflicted := make(map[string]bool, len(obs.conflicts))
 	for _, c := range obs.conflicts {
 		conflicted[c] = true
@@ -65,6 +69,12 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 				Message: fmt.Sprintf("a ManifestWork named %q that this PlacementManifestWork does not own is in the way", obs.workName)}}
 		case obs.plan != nil && !obs.upToDate[c]:
 			r = outdated(r)
+		case obs.plan == nil:
+			// Without a desired state nothing says the work is current: a work on an earlier template, judged
+			// against the current manifests by position, must not count as applied or available.
+			if ok, why := carriesCurrent(obs.work(c)); !ok {
+				r = notKnownCurrent(r, why)
+			}
 		}
 		outcomes = append(outcomes, status.ClusterOutcome{Cluster: c, ClusterResult: r})
 	}

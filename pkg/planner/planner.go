@@ -235,7 +235,9 @@ func checkSize(plan *Plan, limit int) error {
 	for cluster, ms := range plan.Manifests {
 		size := 0
 		for _, m := range ms {
-			size += len(m.Raw)
+			// As OCM's webhook counts (its ValidateManifests): each manifest's protobuf size, a few bytes
+			// above its JSON, so that a work the manager plans is one OCM admits.
+			size += m.Size()
 		}
 		if size > limit {
 			return &InvalidError{Reason: workv1alpha1.ReasonManifestWorkTooLarge,

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -206,6 +207,15 @@ func TestComputeRejectsWorksOverTheSizeLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	plan, err := Compute(p, manifests, Input{Clusters: []string{"c1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonSize, ocmSize := 0, 0
+	for _, m := range plan.Manifests["c1"] {
+		jsonSize += len(m.Raw)
+		ocmSize += 1 + len(m.Raw) + len(binary.AppendUvarint(nil, uint64(len(m.Raw)))) // OCM's ValidateManifests
+	}
 	cases := map[string]struct {
 		limit   int
 		wantErr bool
@@ -213,6 +223,9 @@ func TestComputeRejectsWorksOverTheSizeLimit(t *testing.T) {
 		"under the limit":        {limit: 10_000},
 		"over a small limit":     {limit: 100, wantErr: true},
 		"the default is 500 KiB": {limit: 0},
+		// OCM's webhook counts each manifest's protobuf size: its JSON plus a tag and a length.
+		"at the JSON's size, over the limit as OCM counts": {limit: jsonSize, wantErr: true},
+		"at the size OCM counts":                           {limit: ocmSize},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

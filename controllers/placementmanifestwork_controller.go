@@ -589,6 +589,7 @@ func (r *PlacementManifestWorkReconciler) finalize(ctx context.Context, pmw *wor
 		expected := make(map[string]expectedWrite, len(pending))
 		errs := r.parallel(ctx, len(pending), func(i int) error {
 			if err := r.Delete(ctx, pending[i], client.Preconditions{UID: &pending[i].UID}); client.IgnoreNotFound(err) != nil {
+				metrics.WriteErrors.WithLabelValues("delete").Inc()
 				return err
 			}
 			mu.Lock()

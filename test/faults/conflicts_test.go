@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	dto "github.com/prometheus/client_model/go"
 	appsv1 "k8s.io/api/apps/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/metrics"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework/suite"
@@ -50,6 +52,7 @@ type injector struct {
 	mu         sync.Mutex
 	createErrs []error
 	updateErrs []error
+	deleteErrs []error
 	statusErrs []error
 	// beforeWorkUpdate and beforeStatusUpdate run once, before the first forwarded write of their kind.
 	beforeWorkUpdate   func(*workv1.ManifestWork)
@@ -215,6 +218,14 @@ func (f *injector) wrap(c client.WithWatch) client.WithWatch {
 			f.observe("update", err)
 			return err
 		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			if _, ok := obj.(*workv1.ManifestWork); ok && f.ours(obj) {
+				if err := f.next("delete", &f.deleteErrs); err != nil {
+					return err
+				}
+			}
+			return c.Delete(ctx, obj, opts...)
+		},
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 			p, ok := obj.(*workv1alpha1.PlacementManifestWork)
 			if !ok || sub != "status" || !f.ours(obj) {
@@ -321,6 +332,36 @@ var _ = Describe("A work update refused as stale", func() {
 		Expect(k8s.Delete(ctx, pmw)).To(Succeed())
 		f.releaseAgentFinalizer(ctx, pmw)
 		fw.DeletePMW(pmw, timeout)
+	}, SpecTimeout(3*timeout))
+})
+
+var _ = Describe("A ManifestWork delete that fails while the PlacementManifestWork is deleted", func() {
+	It("is retried until the works are gone, and counted in write_errors_total as a delete", func(ctx SpecContext) {
+		ns, clusters := placedNamespace(ctx, "delete-errors", 2)
+		f := newInjector(ns)
+		f.deleteErrs = []error{
+			apierrors.NewServerTimeout(worksResource, "delete", 1),
+			apierrors.NewInternalError(errors.New("injected: etcdserver: leader changed")),
+		}
+		fw.StartManager(suite.ManagerOptions{Name: "delete-errors", WrapClient: f.wrap})
+
+		pmw := framework.MakePMW("web", ns).Placement("p").
+			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(fw.WorkClusters(g, pmw)).To(ConsistOf(clusters))
+		}, timeout, interval).Should(Succeed())
+
+		failedDeletes := func() float64 {
+			m := &dto.Metric{}
+			Expect(metrics.WriteErrors.WithLabelValues("delete").Write(m)).To(Succeed())
+			return m.GetCounter().GetValue()
+		}
+		before := failedDeletes()
+		fw.DeletePMW(pmw, timeout)
+		injected, _ := f.counts()
+		Expect(injected).To(HaveKeyWithValue("delete", 2))
+		Expect(failedDeletes()-before).To(BeEquivalentTo(2), "placementmanifestwork_manifestwork_write_errors_total{operation=\"delete\"}")
 	}, SpecTimeout(3*timeout))
 })
 

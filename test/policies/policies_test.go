@@ -162,6 +162,33 @@ var _ = Describe("Admission policies in config/policies", func() {
 			refused(alice, risky, kindsPolicy, "ConfigMap placement-manifestwork-system/placementmanifestwork-allowed-kinds")
 		})
 
+		It("counts the kinds propagateDependencies may deliver: ConfigMaps, Secrets and ServiceAccounts", func(ctx SpecContext) {
+			ns := fw.NewNamespaceWithLabels("team", map[string]string{exemptExecutor: "exempt"})
+			alice := user("alice", ns)
+			web := app("web", ns)
+			web.Spec.PropagateDependencies = true
+			accepted(alice, web) // the shipped list allows all three
+
+			original := shippedObject("ConfigMap", "placementmanifestwork-allowed-kinds")
+			DeferCleanup(func(ctx SpecContext) {
+				Eventually(func(g Gomega) {
+					cm := &corev1.ConfigMap{}
+					g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: managerNamespace, Name: original.GetName()}, cm)).To(Succeed())
+					cm.Data["allowedKinds"] = original.Object["data"].(map[string]any)["allowedKinds"].(string)
+					g.Expect(admin.Update(ctx, cm)).To(Succeed())
+				}, timeout, interval).Should(Succeed())
+			})
+			Eventually(func(g Gomega) {
+				cm := &corev1.ConfigMap{}
+				g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: managerNamespace, Name: original.GetName()}, cm)).To(Succeed())
+				cm.Data["allowedKinds"] = "ConfigMap, Service, Deployment.apps"
+				g.Expect(admin.Update(ctx, cm)).To(Succeed())
+			}, timeout, interval).Should(Succeed())
+			refused(alice, web, kindsPolicy, "not allowed: Secret, ServiceAccount (propagateDependencies may deliver ConfigMaps, Secrets and ServiceAccounts);")
+			web.Spec.PropagateDependencies = false
+			accepted(alice, web)
+		})
+
 		It("follows the administrator's ConfigMap, with whole groups allowed by *.group, and refuses everything without it", func(ctx SpecContext) {
 			ns := fw.NewNamespaceWithLabels("team", map[string]string{exemptExecutor: "exempt"})
 			alice := user("alice", ns)

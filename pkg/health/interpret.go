@@ -269,17 +269,56 @@ func byConditionRules(id string, conds []metav1.Condition, types []string) Verdi
 
 // desiredReplicas is the manifest's .spec.replicas as delivered, 1 when unset as the API server defaults it.
 func desiredReplicas(m template.Manifest) int64 {
-	v, found, err := unstructured.NestedFieldNoCopy(m.Object.Object, "spec", "replicas")
+	if n, ok := specInteger(m, "replicas"); ok {
+		return n
+	}
+	return 1
+}
+
+// specInteger is the integer at .spec.<fields...> of the manifest, and whether it has one.
+func specInteger(m template.Manifest, fields ...string) (int64, bool) {
+	if m.Object == nil {
+		return 0, false
+	}
+	v, found, err := unstructured.NestedFieldNoCopy(m.Object.Object, append([]string{"spec"}, fields...)...)
 	if err != nil || !found {
-		return 1
+		return 0, false
 	}
 	switch n := v.(type) {
 	case int64:
-		return n
+		return n, true
 	case float64:
-		return int64(n)
+		return int64(n), true
 	}
-	return 1
+	return 0, false
+}
+
+// onDelete reports whether the manifest's .spec.updateStrategy.type is OnDelete (a StatefulSet's or a
+// DaemonSet's): its controller replaces no pod on a template change; a pod takes the new template only when it is
+// deleted.
+func onDelete(m template.Manifest) bool {
+	if m.Object == nil {
+		return false
+	}
+	t, _, _ := unstructured.NestedString(m.Object.Object, "spec", "updateStrategy", "type")
+	return t == "OnDelete"
+}
+
+// toUpdate is how many of the want replicas the manifest's update strategy moves to the current template: all
+// of them, except for a StatefulSet with OnDelete (none) or with a rolling update partition (the ordinals at
+// or above it, want - partition), as kstatus counts them. A manifest known only from the work's report has no
+// spec to read a strategy from: all of them.
+func toUpdate(m template.Manifest, want int64) int64 {
+	if m.GVK.Kind != "StatefulSet" {
+		return want
+	}
+	if onDelete(m) {
+		return 0
+	}
+	if p, ok := specInteger(m, "updateStrategy", "rollingUpdate", "partition"); ok && p > 0 {
+		return max(want-p, 0)
+	}
+	return want
 }
 
 // interpreted reports whether the manager judges the manifest by its own feedback. A manifest known only from
@@ -321,7 +360,7 @@ func interpret(id string, in ManifestInput, f Feedback) Verdict {
 		}
 		return replicated(id, m, want, f)
 	case "DaemonSet":
-		return daemonSet(id, f)
+		return daemonSet(id, m, f)
 	case "Job":
 		return job(id, f)
 	case "Pod":
@@ -376,18 +415,22 @@ func replicated(id string, m template.Manifest, want int64, f Feedback) Verdict 
 	if m.GVK.Kind == "ReplicaSet" { // a ReplicaSet has no updatedReplicas: all of its pods are of its template
 		updated = replicas
 	}
+	// A StatefulSet with OnDelete or a partition keeps some pods on the old template, on purpose.
+	update := toUpdate(m, want)
 	switch {
-	case updated < want:
-		return progressing(ReasonRolloutInProgress, "%s: %d of %d replicas updated", id, updated, want)
-	case replicas > updated:
+	case updated < update:
+		return progressing(ReasonRolloutInProgress, "%s: %d of %d replicas updated", id, updated, update)
+	case update == want && replicas > updated:
 		return progressing(ReasonRolloutInProgress, "%s: %d old replicas pending termination", id, replicas-updated)
+	case replicas > want:
+		return progressing(ReasonRolloutInProgress, "%s: %d replicas above %d pending termination", id, replicas-want, want)
 	case available < want || ready < want:
 		return progressing(ReasonRolloutInProgress, "%s: %d of %d replicas available", id, min(available, ready), want)
 	}
 	return healthy()
 }
 
-func daemonSet(id string, f Feedback) Verdict {
+func daemonSet(id string, m template.Manifest, f Feedback) Verdict {
 	if v, ok := observed(id, f); !ok {
 		return v
 	}
@@ -397,6 +440,14 @@ func daemonSet(id string, f Feedback) Verdict {
 		return progressing(ReasonWaitingForFeedback, "%s: waiting for status feedback", id)
 	}
 	updated, available := f.Count(UpdatedNumberScheduled), f.Count(NumberAvailable)
+	if onDelete(m) {
+		// Its pods keep the old template until they are deleted: none is waited for to be updated, as Argo CD
+		// judges it (kstatus waits for them all, which never ends without someone deleting the pods).
+		if available < desired {
+			return progressing(ReasonRolloutInProgress, "%s: %d of %d pods available", id, available, desired)
+		}
+		return healthy()
+	}
 	if updated < desired || available < desired {
 		return progressing(ReasonRolloutInProgress, "%s: %d of %d pods updated and %d available", id, updated, desired, available)
 	}

@@ -395,3 +395,115 @@ func TestVerdictOf(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestUpdateStrategy: a StatefulSet's or DaemonSet's update strategy decides how many pods take a new
+// pod template. A partitioned StatefulSet updates only the ordinals at or above its partition, and with OnDelete
+// no pod is replaced until it is deleted: waiting for all of them to be updated would never end.
+func TestManifestUpdateStrategy(t *testing.T) {
+	T := metav1.ConditionTrue
+	const (
+		stsPartition2 = `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db","namespace":"default"},"spec":{"replicas":3,"updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"partition":2}}}}`
+		stsPartition5 = `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db","namespace":"default"},"spec":{"replicas":3,"updateStrategy":{"rollingUpdate":{"partition":5}}}}`
+		stsPartition0 = `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db","namespace":"default"},"spec":{"replicas":3,"updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"partition":0}}}}`
+		stsOnDelete   = `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db","namespace":"default"},"spec":{"replicas":3,"updateStrategy":{"type":"OnDelete"}}}`
+		dsOnDelete    = `{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"agent","namespace":"default"},"spec":{"updateStrategy":{"type":"OnDelete"}}}`
+	)
+	sts := map[string]any{Generation: 2, ObservedGeneration: 2, Replicas: 3, ReadyReplicas: 3, AvailableReplicas: 3, UpdatedReplicas: 3}
+	ds := map[string]any{Generation: 2, ObservedGeneration: 2, DesiredNumberScheduled: 4, NumberReady: 4, NumberAvailable: 4, UpdatedNumberScheduled: 4}
+	two := int64(2)
+	cases := map[string]struct {
+		manifest ManifestInput
+		values   map[string]any
+		want     Verdict
+	}{
+		"statefulset with partition 2 of 3: the one pod above it updated": {
+			manifest: ManifestInput{Manifest: parse(t, stsPartition2)},
+			values:   with(sts, UpdatedReplicas, 1),
+			want:     Verdict{State: Healthy},
+		},
+		"statefulset with partition 2 of 3: no pod updated yet": {
+			manifest: ManifestInput{Manifest: parse(t, stsPartition2)},
+			values:   with(sts, UpdatedReplicas, nil),
+			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "StatefulSet.apps default/db: 0 of 1 replicas updated"},
+		},
+		"statefulset with partition: a pod not ready": {
+			manifest: ManifestInput{Manifest: parse(t, stsPartition2)},
+			values:   with(sts, UpdatedReplicas, 1, ReadyReplicas, 2),
+			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "StatefulSet.apps default/db: 2 of 3 replicas available"},
+		},
+		"statefulset with partition: generation not observed": {
+			manifest: ManifestInput{Manifest: parse(t, stsPartition2)},
+			values:   with(sts, UpdatedReplicas, 1, Generation, 3),
+			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "StatefulSet.apps default/db: generation 3 not yet observed (observed 2)"},
+		},
+		"statefulset with partition, scaling down: an extra pod remains": {
+			manifest: ManifestInput{Manifest: parse(t, stsPartition2)},
+			values:   with(sts, UpdatedReplicas, 1, Replicas, 4),
+			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "StatefulSet.apps default/db: 1 replicas above 3 pending termination"},
+		},
+		"statefulset with a partition above its replicas updates none": {
+			manifest: ManifestInput{Manifest: parse(t, stsPartition5)},
+			values:   with(sts, UpdatedReplicas, nil),
+			want:     Verdict{State: Healthy},
+		},
+		"statefulset with partition 0 updates all": {
+			manifest: ManifestInput{Manifest: parse(t, stsPartition0)},
+			values:   with(sts, UpdatedReplicas, 1),
+			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "StatefulSet.apps default/db: 1 of 3 replicas updated"},
+		},
+		"split statefulset with partition 2: its share of 2 leaves none to update": {
+			manifest: ManifestInput{Manifest: parse(t, stsPartition2), Replicas: &two},
+			values:   with(sts, Replicas, 2, ReadyReplicas, 2, AvailableReplicas, 2, UpdatedReplicas, nil),
+			want:     Verdict{State: Healthy},
+		},
+		"statefulset OnDelete after a template change: all ready, none updated": {
+			manifest: ManifestInput{Manifest: parse(t, stsOnDelete)},
+			values:   with(sts, UpdatedReplicas, nil),
+			want:     Verdict{State: Healthy},
+		},
+		"statefulset OnDelete: generation not observed": {
+			manifest: ManifestInput{Manifest: parse(t, stsOnDelete)},
+			values:   with(sts, UpdatedReplicas, nil, ObservedGeneration, 1),
+			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "StatefulSet.apps default/db: generation 2 not yet observed (observed 1)"},
+		},
+		"statefulset OnDelete: a pod not available": {
+			manifest: ManifestInput{Manifest: parse(t, stsOnDelete)},
+			values:   with(sts, UpdatedReplicas, nil, AvailableReplicas, 2),
+			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "StatefulSet.apps default/db: 2 of 3 replicas available"},
+		},
+		"statefulset known only from its work: its strategy is unknown, so all pods must be updated": {
+			manifest: ManifestInput{Manifest: reportedManifest(workv1.ManifestResourceMeta{Group: "apps", Version: "v1", Kind: "StatefulSet", Name: "db", Namespace: "default"}), FromWork: true},
+			values:   with(sts, UpdatedReplicas, nil, SpecReplicas, 3),
+			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "StatefulSet.apps default/db: 0 of 3 replicas updated"},
+		},
+		"daemonset OnDelete after a template change: all available, none updated": {
+			manifest: ManifestInput{Manifest: parse(t, dsOnDelete)},
+			values:   with(ds, UpdatedNumberScheduled, nil),
+			want:     Verdict{State: Healthy},
+		},
+		"daemonset OnDelete: a pod not available": {
+			manifest: ManifestInput{Manifest: parse(t, dsOnDelete)},
+			values:   with(ds, UpdatedNumberScheduled, nil, NumberAvailable, 3),
+			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "DaemonSet.apps default/agent: 3 of 4 pods available"},
+		},
+		"daemonset OnDelete: generation not observed": {
+			manifest: ManifestInput{Manifest: parse(t, dsOnDelete)},
+			values:   with(ds, UpdatedNumberScheduled, nil, Generation, 3),
+			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "DaemonSet.apps default/agent: generation 3 not yet observed (observed 2)"},
+		},
+		"daemonset rolling: still waits for every pod updated": {
+			manifest: ManifestInput{Manifest: parse(t, daemonSetJSON)},
+			values:   with(ds, UpdatedNumberScheduled, 2),
+			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "DaemonSet.apps default/agent: 2 of 4 pods updated and 4 available"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := tc.manifest
+			in.Status = status(T, tc.values)
+			if diff := cmp.Diff(tc.want, Manifest(in)); diff != "" {
+				t.Errorf("Manifest (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -373,7 +373,7 @@ func TestRolloutStatusExactly(t *testing.T) {
 			}
 			rep := replicasReport(name, spec, replicas, updated, ready, avail)
 			if r.IntN(8) == 0 { // its ManagedCluster is not available: its last report counts none ready
-				rep, ready, avail = away(rep), 0, 0
+				rep, avail = away(rep), 0
 			}
 			// kubectl rollout status on the cluster, and no surplus: a replica beyond the cluster's share is one
 			// pending termination, for the fleet as for the cluster's deployment controller.

@@ -162,10 +162,10 @@ func TestApportionBounds(t *testing.T) {
 				}
 				for _, f := range []string{"minAvailable", "maxUnavailable"} {
 					v := got.Object["spec"].(map[string]any)[f].(int64)
-					// A cluster lets a pod go when the template does (minAvailable below the total).
-					lets := share > 0 && n < int64(total)
-					if v > int64(share) || (f == "minAvailable" && lets && v >= int64(share)) ||
-						(share > 0 && n > 0 && v == 0 && !(f == "minAvailable" && share == 1 && lets)) || (n == 0 && v != 0) {
+					// A cluster lets a pod go when the template does (minAvailable below the total), down to 0 of 1.
+					lets := f == "minAvailable" && share > 0 && n < int64(total)
+					zeroAllowed := lets && share == 1
+					if v > int64(share) || (lets && v >= int64(share)) || (share > 0 && n > 0 && v == 0 && !zeroAllowed) || (n == 0 && v != 0) {
 						t.Fatalf("%s %d, share %d of %d: %d", f, n, share, total, v)
 					}
 				}

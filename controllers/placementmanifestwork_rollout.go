@@ -108,9 +108,7 @@ func planRollout(pmw *workv1alpha1.PlacementManifestWork, obs *observation, curr
 			switch current[cluster].State {
 			case health.Healthy:
 				st.Status = rolloutsdk.Succeeded
-				if c := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkAvailable); c != nil && c.ObservedGeneration == w.Generation {
-					st.LastTransitionTime = &c.LastTransitionTime
-				}
+				st.LastTransitionTime = succeededAt(w)
 			case health.Degraded:
 				st.Status = rolloutsdk.Failed
 			default:
@@ -151,6 +149,19 @@ func groupName(k placementsdk.GroupKey) string {
 		return k.GroupName
 	}
 	return fmt.Sprintf("%d", k.GroupIndex)
+}
+
+// succeededAt is when an available cluster began to succeed with its current template, from which
+// minSuccessTime is counted: when its WorkAvailable condition last turned True for the work's generation, but
+// never before the template arrived (updatedAt). The work agent keeps the condition's lastTransitionTime while
+// it stays True across a template update, so on its own it would date from the work's first availability and
+// the soak of a template update would be over before it began.
+func succeededAt(w *workv1.ManifestWork) *metav1.Time {
+	arrived := updatedAt(w)
+	if c := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkAvailable); c != nil && c.ObservedGeneration == w.Generation && c.LastTransitionTime.After(arrived.Time) {
+		return &c.LastTransitionTime
+	}
+	return arrived
 }
 
 func updatedAt(w *workv1.ManifestWork) *metav1.Time {

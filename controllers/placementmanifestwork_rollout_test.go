@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,9 +27,24 @@ func TestPlanRollout(t *testing.T) {
 	work := func(hash string) *workv1.ManifestWork {
 		return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{workv1alpha1.AnnotationTemplateHash: hash}}}
 	}
+	// availableWork carries the current template since updated (the manager's updatedAt) and has been
+	// WorkAvailable since availableSince for its current generation: the work agent keeps the condition's
+	// lastTransitionTime while it stays True across a template update.
+	availableWork := func(updated, availableSince time.Time) *workv1.ManifestWork {
+		w := work("new")
+		w.Generation = 2
+		w.Annotations[workv1alpha1.AnnotationUpdatedAt] = updated.UTC().Format(time.RFC3339)
+		w.Status.Conditions = []metav1.Condition{{Type: workv1.WorkAvailable, Status: metav1.ConditionTrue, ObservedGeneration: 2,
+			LastTransitionTime: metav1.NewTime(availableSince)}}
+		return w
+	}
+	now := time.Now()
 	progressive := func(p clusterv1alpha1.RolloutProgressive) *clusterv1alpha1.RolloutStrategy {
 		return &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive, Progressive: &p}
 	}
+	soak := progressive(clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1),
+		RolloutConfig: clusterv1alpha1.RolloutConfig{MinSuccessTime: metav1.Duration{Duration: 5 * time.Minute}}})
+	healthyA := map[string]health.ClusterResult{"a": {Verdict: health.Verdict{State: health.Healthy}}}
 	cases := map[string]struct {
 		strategy    *clusterv1alpha1.RolloutStrategy
 		owned       map[string]*workv1.ManifestWork
@@ -37,6 +53,8 @@ func TestPlanRollout(t *testing.T) {
 		wantAllowed map[string]bool
 		wantErr     bool
 		wantBreach  bool
+		// wantSoaking: the plan rechecks when the first cluster's minSuccessTime (5m) from now ends.
+		wantSoaking bool
 	}{
 		"no strategy: every cluster": {wantAllowed: nil},
 		"maxConcurrency 1, nothing applied: the first cluster": {
@@ -54,6 +72,25 @@ func TestPlanRollout(t *testing.T) {
 			owned:       map[string]*workv1.ManifestWork{"a": work("new"), "b": work("old"), "c": work("old")},
 			current:     map[string]health.ClusterResult{"a": {Verdict: health.Verdict{State: health.Healthy}}},
 			wantAllowed: map[string]bool{"b": true},
+		},
+		"minSuccessTime 5m, available for an hour but the template arrived now: it soaks, the next waits": {
+			strategy:    soak,
+			owned:       map[string]*workv1.ManifestWork{"a": availableWork(now, now.Add(-time.Hour)), "b": work("old"), "c": work("old")},
+			current:     healthyA,
+			wantAllowed: map[string]bool{"a": true},
+			wantSoaking: true,
+		},
+		"minSuccessTime 5m, the template arrived 10m ago and available since: the next one": {
+			strategy:    soak,
+			owned:       map[string]*workv1.ManifestWork{"a": availableWork(now.Add(-10*time.Minute), now.Add(-time.Hour)), "b": work("old"), "c": work("old")},
+			current:     healthyA,
+			wantAllowed: map[string]bool{"b": true},
+		},
+		"minSuccessTime 5m, the template arrived 10m ago, available only since a minute: it soaks": {
+			strategy:    soak,
+			owned:       map[string]*workv1.ManifestWork{"a": availableWork(now.Add(-10*time.Minute), now.Add(-time.Minute)), "b": work("old"), "c": work("old")},
+			current:     healthyA,
+			wantAllowed: map[string]bool{"a": true},
 		},
 		"a failure beyond maxFailures stops the rollout": {
 			strategy:    progressive(clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)}),
@@ -93,6 +130,9 @@ func TestPlanRollout(t *testing.T) {
 			}
 			if got.maxFailures != tc.wantBreach {
 				t.Errorf("maxFailures = %v, want %v", got.maxFailures, tc.wantBreach)
+			}
+			if tc.wantSoaking && (got.recheck <= 4*time.Minute || got.recheck > 5*time.Minute) {
+				t.Errorf("recheck = %s, want the end of the 5m soak from now", got.recheck)
 			}
 		})
 	}

@@ -155,6 +155,55 @@ var _ = Describe("Rollout, failover and moves", func() {
 		}, timeout, interval).Should(Succeed())
 	})
 
+	// OCM's agent keeps WorkAvailable's lastTransitionTime while the condition stays True across a template
+	// update, so the soak (minSuccessTime) of an update is counted from when the new template arrived.
+	It("soaks a template update for minSuccessTime on a cluster available long before it", func() {
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		pmw := framework.MakePMW("soak", ns).Placement("p").
+			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+		pmw.Spec.RolloutStrategy = &clusterv1alpha1.RolloutStrategy{
+			Type:        clusterv1alpha1.Progressive,
+			Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)},
+		}
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		for _, c := range clusters {
+			Eventually(func(g Gomega) { g.Expect(hasWork(pmw, c)).To(BeTrue()) }, timeout, interval).Should(Succeed())
+			available(pmw, c, T)
+		}
+		// The works have been available for an hour, as the agent reports it.
+		for _, c := range clusters {
+			Eventually(func(g Gomega) {
+				w := work(g, pmw, c)
+				meta.FindStatusCondition(w.Status.Conditions, workv1.WorkAvailable).LastTransitionTime = metav1.NewTime(time.Now().Add(-time.Hour))
+				g.Expect(k8s.Status().Update(ctx, w)).To(Succeed())
+			}, timeout, interval).Should(Succeed())
+		}
+		Eventually(func(g Gomega) {
+			g.Expect(meta.IsStatusConditionTrue(fw.Current(g, pmw).Status.Conditions, workv1alpha1.ConditionRolloutComplete)).To(BeTrue())
+		}, timeout, interval).Should(Succeed())
+
+		Eventually(func(g Gomega) {
+			cur := fw.Current(g, pmw)
+			cur.Spec.RolloutStrategy.Progressive.MinSuccessTime = metav1.Duration{Duration: 5 * time.Minute}
+			cur.Spec.ManifestWorkTemplate.Workload.Manifests = framework.MakePMW("x", ns).
+				Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "2"})).Obj().Spec.ManifestWorkTemplate.Workload.Manifests
+			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
+		}, timeout, interval).Should(Succeed())
+		Eventually(func(g Gomega) { g.Expect(configValue(g, work(g, pmw, clusters[0]))).To(Equal("2")) }, timeout, interval).Should(Succeed())
+		available(pmw, clusters[0], T) // Available stays True: its lastTransitionTime stays an hour ago
+		Eventually(func(g Gomega) {
+			w := work(g, pmw, clusters[0])
+			c := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkAvailable)
+			g.Expect(c.ObservedGeneration).To(Equal(w.Generation))
+			g.Expect(c.LastTransitionTime.Time).To(BeTemporally("<", time.Now().Add(-50*time.Minute)))
+			g.Expect(fw.Current(g, pmw).Status.Rollout.Succeeded).To(BeEquivalentTo(1))
+		}, timeout, interval).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(configValue(g, work(g, pmw, clusters[1]))).To(Equal("1"), "%s updated before %s soaked for minSuccessTime", clusters[1], clusters[0])
+		}, "2s", interval).Should(Succeed())
+	})
+
 	It("stops a progressive rollout on a failure beyond maxFailures and says so", func() {
 		clusters := fw.NewClusters(3)
 		fw.Decide(ns, "p", "p-decision-1", clusters...)

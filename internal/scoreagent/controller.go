@@ -39,7 +39,8 @@ type Reconciler struct {
 	ClusterName string
 	// AddonName is the addon whose generators the agent measures (spec.addOnPlacementSelector.name).
 	AddonName string
-	// MaxConcurrentProbes bounds the scores of one generator measured at once; 4 when 0.
+	// MaxConcurrentProbes bounds the scores of one generator measured at once (and so how long a measurement
+	// may take, which validation checks against validFor); 4 when 0.
 	MaxConcurrentProbes int
 	// Now is the clock of measurements, schedules and validUntil; time.Now when nil.
 	Now func() time.Time
@@ -75,7 +76,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// desired: what is asked for, whether it may be measured, and whether it is time to
 	s := settingsOf(gen)
 	reqs, fromOtherPlugin := requestsOf(gen)
-	v := validate(r.Registry, reqs, fromOtherPlugin, s)
+	v := validate(r.Registry, reqs, fromOtherPlugin, s, r.probesAtOnce())
 	measured := false
 	if now, _ := due(gen, v, last, score != nil, s, r.now()); now {
 		m, err := r.measure(ctx, gen, reqs)
@@ -140,12 +141,8 @@ func (r *Reconciler) score(ctx context.Context, gen *scoresv1alpha1.AddOnPlaceme
 // (the agent is stopping): a score that cannot be measured is part of the measurement.
 func (r *Reconciler) measure(ctx context.Context, gen *scoresv1alpha1.AddOnPlacementScoreGenerator, reqs []scoreagent.Request) (*measurement, error) {
 	log := ctrl.LoggerFrom(ctx)
-	limit := r.MaxConcurrentProbes
-	if limit <= 0 {
-		limit = 4
-	}
 	results := make([]result, len(reqs))
-	errs := parallel.Run(ctx, len(reqs), limit, func(i int) error {
+	errs := parallel.Run(ctx, len(reqs), r.probesAtOnce(), func(i int) error {
 		res, err := r.Registry.Measure(ctx, reqs[i])
 		results[i] = result{name: reqs[i].ScoreName, res: res, err: err}
 		return nil
@@ -245,6 +242,15 @@ func (r *Reconciler) recordEvents(gen *scoresv1alpha1.AddOnPlacementScoreGenerat
 		(old == nil || old.Message != truncate(writeFailed(writeErr), maxMessage)) {
 		r.Recorder.Eventf(gen, nil, corev1.EventTypeWarning, scoresv1alpha1.ReasonMeasureFailed, "WriteScore", "%s", truncate(writeErr.Error(), 1024))
 	}
+}
+
+// probesAtOnce is how many scores of one generator are measured at once: what measure runs and validate
+// bounds a measurement's time with.
+func (r *Reconciler) probesAtOnce() int {
+	if r.MaxConcurrentProbes > 0 {
+		return r.MaxConcurrentProbes
+	}
+	return defaultProbesAtOnce
 }
 
 func (r *Reconciler) now() time.Time {

@@ -20,8 +20,9 @@
 // Only generators whose spec.addOnPlacementSelector names this addon (--addon-name), in this namespace or
 // none, are read. A reconcile gathers the generator and its AddOnPlacementScore, then:
 //
-//   - validates every score it asks for (the plugins' own checks, the SSRF guard for latency URLs, and a
-//     probe's worst case against validFor) before measuring any: an invalid generator gets Valid False with
+//   - validates every score it asks for (the plugins' own checks, the SSRF guard for latency URLs, and that
+//     validFor is longer than interval plus a measurement's worst case, so the scores are rewritten before
+//     they expire) before measuring any: an invalid generator gets Valid False with
 //     the reason (ProbeRefused, InvalidPlugin, Invalid) and a message saying why, Measured False (NotValid),
 //     and no probe runs and no score is written;
 //   - measures when it is due: the spec changed, the generator was not valid before, or spec.interval passed

@@ -68,12 +68,21 @@ func (v verdict) valid() bool { return v.reason == scoresv1alpha1.ReasonAccepted
 // maxMessage bounds a condition message the agent writes (the API allows 32768 characters).
 const maxMessage = 4096
 
+// rewriteAllowance is what a measurement's bound leaves for the rest of a reconcile: reading and writing the
+// AddOnPlacementScore and the status, and validUntil's truncation to the second.
+const rewriteAllowance = 5 * time.Second
+
+// defaultProbesAtOnce is how many scores of one generator are measured at once when the agent does not say.
+const defaultProbesAtOnce = 4
+
 // validate checks every request before any is measured: the plugins' own checks through the registry (the
-// guard's verdict on a latency URL among them), and that no latency probe can outlast validFor, since
-// scores measured by a probe that takes longer could expire before they are written. The reason is
-// ProbeRefused when the guard refuses a URL, else InvalidPlugin when an otherPlugin entry is refused (an
-// unknown plugin or options it refuses), else Invalid; the message lists every problem.
-func validate(reg *scoreagent.Registry, reqs []scoreagent.Request, fromOtherPlugin map[string]bool, s settings) verdict {
+// guard's verdict on a latency URL among them), and that the scores are rewritten before they expire. The
+// next measurement starts interval after the last one ended, so its scores are written interval plus the
+// measurement's time (measurementWorstCase, the requests measured atOnce at a time) after the last ones:
+// validFor must be longer than that and rewriteAllowance. The reason is ProbeRefused when the guard refuses
+// a URL, else InvalidPlugin when an otherPlugin entry is refused (an unknown plugin or options it refuses),
+// else Invalid; the message lists every problem.
+func validate(reg *scoreagent.Registry, reqs []scoreagent.Request, fromOtherPlugin map[string]bool, s settings, atOnce int) verdict {
 	var problems scoreagent.Errors
 	if err := reg.ValidateAll(reqs); err != nil {
 		var errs scoreagent.Errors
@@ -83,26 +92,11 @@ func validate(reg *scoreagent.Registry, reqs []scoreagent.Request, fromOtherPlug
 			problems = append(problems, err)
 		}
 	}
-	refused := map[string]bool{}
-	for _, p := range problems {
-		var invalid *scoreagent.InvalidError
-		if errors.As(p, &invalid) {
-			refused[invalid.ScoreName] = true
-		}
-	}
-	for _, req := range reqs {
-		if req.Plugin != latency.Name || refused[req.ScoreName] {
-			continue
-		}
-		probe, err := latency.ParseOptions(req.Options)
-		if err != nil {
-			continue // reported by ValidateAll
-		}
-		if worst := probe.WorstCase(); worst > s.validFor {
-			problems = append(problems, &scoreagent.InvalidError{ScoreName: req.ScoreName, Err: fmt.Errorf(
-				"takes up to %s when every run times out (runs × timeout, and the waits between runs), longer than validFor %s, so its scores could expire before they are written; lower runs, timeout or waitBetweenRuns, or raise validFor",
-				worst, s.validFor)})
-		}
+	worst, slowest := measurementWorstCase(reqs, atOnce)
+	if need := s.interval + worst + rewriteAllowance; s.validFor <= need {
+		problems = append(problems, fmt.Errorf(
+			"validFor %s must be longer than %s: interval %s, plus up to %s for a measurement (every latency run timing out, with waitBetweenRuns, %d %s at a time; %s), plus %s to write the scores; otherwise they expire before the next measurement rewrites them. Raise validFor, or lower interval or the latencies' runs, timeout or waitBetweenRuns",
+			s.validFor, need, s.interval, worst, atOnce, text.Plural(atOnce, "score", "scores"), slowest, rewriteAllowance))
 	}
 	if len(problems) == 0 {
 		return verdict{reason: scoresv1alpha1.ReasonAccepted, message: fmt.Sprintf(
@@ -121,6 +115,43 @@ func validate(reg *scoreagent.Registry, reqs []scoreagent.Request, fromOtherPlug
 		}
 	}
 	return verdict{reason: reason, message: truncate(problems.Error()+". Nothing is measured until this is fixed", maxMessage)}
+}
+
+// measurementWorstCase is the longest a measurement of reqs can take: each latency request's probe taking
+// its worst case (latency.Probe.WorstCase), the requests started in order, each as soon as one of atOnce
+// slots is free, as Reconciler.measure runs them. Starting each request in the earliest free slot, no
+// request can start or end later when others take less than their worst case, so this bounds every
+// measurement. Other plugins' requests count as taking no time: their options do not bound it. slowest
+// names the slowest latency request and its worst case, for messages.
+func measurementWorstCase(reqs []scoreagent.Request, atOnce int) (worst time.Duration, slowest string) {
+	if atOnce < 1 {
+		atOnce = 1
+	}
+	free := make([]time.Duration, min(atOnce, max(len(reqs), 1))) // when each slot is free
+	var slowestWorst time.Duration
+	for _, req := range reqs {
+		var d time.Duration
+		if req.Plugin == latency.Name {
+			if probe, err := latency.ParseOptions(req.Options); err == nil {
+				d = probe.WorstCase()
+			}
+		}
+		if d > slowestWorst {
+			slowestWorst, slowest = d, fmt.Sprintf("score %q alone up to %s", req.ScoreName, d)
+		}
+		first := 0
+		for i := range free {
+			if free[i] < free[first] {
+				first = i
+			}
+		}
+		free[first] += d
+		worst = max(worst, free[first])
+	}
+	if slowest == "" {
+		slowest = "no latency"
+	}
+	return worst, slowest
 }
 
 // truncate cuts s to at most n bytes, on a rune boundary, marking the cut.

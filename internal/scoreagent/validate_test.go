@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	scoresv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/scores/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/scoreagent"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/scoreagent/guard"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/scoreagent/latency"
 )
@@ -130,13 +131,46 @@ func TestValidate(t *testing.T) {
 				Interval: &metav1.Duration{Duration: 10 * time.Second},
 			},
 			wantReason: scoresv1alpha1.ReasonInvalid,
-			wantMessage: `score "slow": takes up to 40s when every run times out (runs × timeout, and the waits between runs), longer than validFor 30s, ` +
-				"so its scores could expire before they are written; lower runs, timeout or waitBetweenRuns, or raise validFor. Nothing is measured until this is fixed",
+			wantMessage: `validFor 30s must be longer than 55s: interval 10s, plus up to 40s for a measurement (every latency run timing out, with waitBetweenRuns, 4 scores at a time; score "slow" alone up to 40s), ` +
+				"plus 5s to write the scores; otherwise they expire before the next measurement rewrites them. Raise validFor, or lower interval or the latencies' runs, timeout or waitBetweenRuns. Nothing is measured until this is fixed",
 		},
-		"a probe that just fits validFor": {
+		// The next measurement starts interval after the last one ended: its scores are written interval and
+		// the measurement's time after the last ones, more than validFor here although the probe fits in it.
+		"interval 5m, validFor 10m, 10 runs 60s apart: the scores expire every cycle": {
+			spec: scoresv1alpha1.AddOnPlacementScoreGeneratorSpec{
+				Latencies: []scoresv1alpha1.LatencyProbe{{Name: "slow", URL: "https://example.com", Runs: ptr.To[int32](10),
+					Timeout: &metav1.Duration{Duration: time.Second}, WaitBetweenRuns: &metav1.Duration{Duration: time.Minute}}},
+				ValidFor: &metav1.Duration{Duration: 10 * time.Minute},
+				Interval: &metav1.Duration{Duration: 5 * time.Minute},
+			},
+			wantReason: scoresv1alpha1.ReasonInvalid,
+			wantMessage: `validFor 10m0s must be longer than 14m15s: interval 5m0s, plus up to 9m10s for a measurement (every latency run timing out, with waitBetweenRuns, 4 scores at a time; score "slow" alone up to 9m10s), ` +
+				"plus 5s to write the scores; otherwise they expire before the next measurement rewrites them. Raise validFor, or lower interval or the latencies' runs, timeout or waitBetweenRuns. Nothing is measured until this is fixed",
+		},
+		"a refused probe that also outlasts validFor: ProbeRefused, both said": {
+			spec: scoresv1alpha1.AddOnPlacementScoreGeneratorSpec{
+				Latencies: []scoresv1alpha1.LatencyProbe{{Name: "meta", URL: "http://169.254.169.254/latest", Runs: ptr.To[int32](10),
+					Timeout: &metav1.Duration{Duration: time.Second}, WaitBetweenRuns: &metav1.Duration{Duration: time.Minute}}},
+			},
+			wantReason: scoresv1alpha1.ReasonProbeRefused,
+			wantMessage: metadata + `; validFor 10m0s must be longer than 10m15s: interval 1m0s, plus up to 9m10s for a measurement (every latency run timing out, with waitBetweenRuns, 4 scores at a time; score "meta" alone up to 9m10s), ` +
+				"plus 5s to write the scores; otherwise they expire before the next measurement rewrites them. Raise validFor, or lower interval or the latencies' runs, timeout or waitBetweenRuns. Nothing is measured until this is fixed",
+		},
+		"interval, a probe and the allowance that make validFor: refused": {
 			spec: scoresv1alpha1.AddOnPlacementScoreGeneratorSpec{
 				Latencies: []scoresv1alpha1.LatencyProbe{{Name: "slow", URL: "https://example.com", Runs: ptr.To[int32](2),
-					Timeout: &metav1.Duration{Duration: 10 * time.Second}, WaitBetweenRuns: &metav1.Duration{Duration: 10 * time.Second}}},
+					Timeout: &metav1.Duration{Duration: 5 * time.Second}, WaitBetweenRuns: &metav1.Duration{Duration: 5 * time.Second}}},
+				ValidFor: &metav1.Duration{Duration: 30 * time.Second},
+				Interval: &metav1.Duration{Duration: 10 * time.Second},
+			},
+			wantReason: scoresv1alpha1.ReasonInvalid,
+			wantMessage: `validFor 30s must be longer than 30s: interval 10s, plus up to 15s for a measurement (every latency run timing out, with waitBetweenRuns, 4 scores at a time; score "slow" alone up to 15s), ` +
+				"plus 5s to write the scores; otherwise they expire before the next measurement rewrites them. Raise validFor, or lower interval or the latencies' runs, timeout or waitBetweenRuns. Nothing is measured until this is fixed",
+		},
+		"interval, a probe and the allowance that just fit validFor": {
+			spec: scoresv1alpha1.AddOnPlacementScoreGeneratorSpec{
+				Latencies: []scoresv1alpha1.LatencyProbe{{Name: "slow", URL: "https://example.com", Runs: ptr.To[int32](2),
+					Timeout: &metav1.Duration{Duration: 4500 * time.Millisecond}, WaitBetweenRuns: &metav1.Duration{Duration: 5 * time.Second}}},
 				ValidFor: &metav1.Duration{Duration: 30 * time.Second},
 				Interval: &metav1.Duration{Duration: 10 * time.Second},
 			},
@@ -148,7 +182,7 @@ func TestValidate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			gen := &scoresv1alpha1.AddOnPlacementScoreGenerator{Spec: tc.spec}
 			reqs, other := requestsOf(gen)
-			got := validate(reg, reqs, other, settingsOf(gen))
+			got := validate(reg, reqs, other, settingsOf(gen), defaultProbesAtOnce)
 			if got.reason != tc.wantReason {
 				t.Errorf("reason = %s, want %s", got.reason, tc.wantReason)
 			}
@@ -157,6 +191,55 @@ func TestValidate(t *testing.T) {
 			}
 			if got.valid() != (tc.wantReason == scoresv1alpha1.ReasonAccepted) {
 				t.Errorf("valid() = %v", got.valid())
+			}
+		})
+	}
+}
+
+// TestMeasurementWorstCase: the longest a measurement takes when every latency run times out, the requests
+// measured in order, each in the first slot free.
+func TestMeasurementWorstCase(t *testing.T) {
+	probe := func(name string, runs int32, wait, timeout time.Duration) scoreagent.Request {
+		return latency.NewRequest(name, latency.Probe{URL: "https://example.com", Runs: runs, WaitBetweenRuns: wait, Timeout: timeout})
+	}
+	minute := probe("m", 1, 0, 30*time.Second) // 30s
+	headroom := scoreagent.Request{Plugin: "node-headroom", ScoreName: "cpu"}
+	cases := map[string]struct {
+		reqs        []scoreagent.Request
+		atOnce      int
+		want        time.Duration
+		wantSlowest string
+	}{
+		"nothing":                            {atOnce: 4, want: 0, wantSlowest: "no latency"},
+		"a default probe":                    {reqs: []scoreagent.Request{latency.NewRequest("d", latency.Probe{URL: "https://example.com"})}, atOnce: 4, want: 5 * time.Second, wantSlowest: `score "d" alone up to 5s`},
+		"runs and the waits between":         {reqs: []scoreagent.Request{probe("slow", 10, time.Minute, time.Second)}, atOnce: 4, want: 9*time.Minute + 10*time.Second, wantSlowest: `score "slow" alone up to 9m10s`},
+		"the CRD's longest probe":            {reqs: []scoreagent.Request{probe("max", 10, time.Minute, 30*time.Second)}, atOnce: 4, want: 14 * time.Minute},
+		"four side by side":                  {reqs: []scoreagent.Request{minute, minute, minute, minute}, atOnce: 4, want: 30 * time.Second},
+		"five, four at a time":               {reqs: []scoreagent.Request{minute, minute, minute, minute, minute}, atOnce: 4, want: time.Minute},
+		"three, one at a time":               {reqs: []scoreagent.Request{minute, minute, minute}, atOnce: 1, want: 90 * time.Second},
+		"no concurrency said: one at a time": {reqs: []scoreagent.Request{minute, minute}, atOnce: 0, want: time.Minute},
+		// The long one takes a slot for 2m; the short ones share the other: 2m.
+		"a long probe first beside short ones, two at a time": {
+			reqs:   []scoreagent.Request{probe("long", 4, 0, 30*time.Second), minute, minute, minute, minute},
+			atOnce: 2, want: 2 * time.Minute, wantSlowest: `score "long" alone up to 2m0s`,
+		},
+		// The short ones fill both slots until 1m; the long one starts then.
+		"a long probe last beside short ones, two at a time": {
+			reqs:   []scoreagent.Request{minute, minute, minute, minute, probe("long", 4, 0, 30*time.Second)},
+			atOnce: 2, want: 3 * time.Minute,
+		},
+		"other plugins count as no time":                  {reqs: []scoreagent.Request{headroom, minute, headroom}, atOnce: 1, want: 30 * time.Second},
+		"a latency request through otherPlugin counts":    {reqs: []scoreagent.Request{{Plugin: latency.Name, ScoreName: "o", Options: map[string]string{"url": "https://example.com", "runs": "2"}}}, atOnce: 4, want: 10 * time.Second},
+		"a latency request it cannot read counts as none": {reqs: []scoreagent.Request{{Plugin: latency.Name, ScoreName: "o", Options: map[string]string{"runs": "2"}}}, atOnce: 4, want: 0},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, slowest := measurementWorstCase(tc.reqs, tc.atOnce)
+			if got != tc.want {
+				t.Errorf("worst case %s, want %s", got, tc.want)
+			}
+			if tc.wantSlowest != "" && slowest != tc.wantSlowest {
+				t.Errorf("slowest %q, want %q", slowest, tc.wantSlowest)
 			}
 		})
 	}

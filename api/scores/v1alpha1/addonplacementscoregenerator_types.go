@@ -54,7 +54,9 @@ type AddOnPlacementScoreGeneratorSpec struct {
 	// validFor is how long a measured score stays valid: the AddOnPlacementScore's validUntil is the time of
 	// the measurement plus validFor, after which OCM's placement gives the cluster a score of 0, as if it had
 	// none (so a cluster whose agent stopped does not keep its last scores). From 30s to 24h; default 10m,
-	// applied by the agent (nothing is stored).
+	// applied by the agent (nothing is stored). The agent refuses (Valid False, Invalid) a validFor not longer
+	// than interval plus the longest a measurement can take, since the next measurement starts interval after
+	// the last one ended and the scores would expire before it rewrites them.
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:MaxLength=64

@@ -25,9 +25,10 @@ const (
 	// refuses; the message names the entry. Nothing is measured until it changes.
 	ReasonInvalidPlugin = "InvalidPlugin"
 	// ReasonInvalid: the generator asks for something the agent will not measure for another cause: a latency
-	// entry whose options are outside the agent's bounds, or a probe whose worst case (every run timing out,
-	// and the waits between them) is longer than validFor, so that its scores could expire before they are
-	// written; the message names the score and what to change. Nothing is measured until it changes.
+	// entry whose options are outside the agent's bounds, or a validFor not longer than interval plus a
+	// measurement's worst case (every latency run timing out, with the waits between runs, as many at once as
+	// the agent measures), so that its scores could expire before the next measurement rewrites them; the
+	// message says what to change. Nothing is measured until it changes.
 	ReasonInvalid = "Invalid"
 )
 

@@ -331,6 +331,11 @@ func (r *PlacementManifestWorkReconciler) decide(ctx context.Context, pmw *workv
 	case obs.completed != nil:
 		wp.ops = append(wp.ops, joinOnCompleted(obs, &wp, mem, now)...)
 	}
+	if obs.sharesDropped {
+		// Divided afresh: the record after this reconcile's writes must hold every decided cluster's share, not
+		// only those written. The works that already carry their planned shares delivered them before it.
+		obs.previous = wp.carried
+	}
 	r.rememberFailover(key, &obs.desired)
 	wp.rollout.failure = step
 	obs.revisionPlan = revisionPlan
@@ -503,7 +508,10 @@ type desired struct {
 	// failoverStates is each decided cluster's failover state, failedOver the clusters whose shares others carry.
 	failoverStates map[string]failover.State
 	failedOver     map[string]bool
-	// previous are the shares this manager delivered before this reconcile, by cluster (see memory).
+	// previous are the shares this manager delivered before this reconcile, by cluster (see memory). When the
+	// works' annotations were dropped (sharesDropped), the planner divides without them, and decide then sets
+	// previous to the shares of the decided clusters whose works already carry their planned work
+	// (writePlan.carried), so the record after the writes (delivered) and status.splits cover every cluster.
 	previous map[string]map[string]int32
 	plan     *planner.Plan
 	// rollout says which clusters the rollout strategy lets have the current template now.

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -8,11 +9,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/failover"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
@@ -155,4 +158,71 @@ type unansweredReviser struct{ health.Interpreter }
 
 func (unansweredReviser) ReviseReplicas(template.Manifest, int32) (map[string]any, bool, error) {
 	return nil, false, errors.New("webhook ReviseReplica: timed out after 10s")
+}
+
+// TestSharesRecordedAfterRestart: after a restart whose works' shares annotations do not match the status, the
+// division starts afresh, and the record of the shares delivered after that reconcile covers every decided
+// cluster, not only the works it rewrote: the status counts the clusters whose share did not change, and later
+// divisions (a failover, a tie) start from every cluster's share.
+func TestSharesRecordedAfterRestart(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	const key = "Deployment.apps default/web .spec.replicas"
+	p := framework.MakePMW("web", "ns").Placement("p").Manifest(framework.Deployment("web", "default", 6)).
+		Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "default", Type: workv1alpha1.DistributionSplit,
+			Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}}).Obj()
+	p.UID = "uid"
+	p.Status.Splits = []workv1alpha1.SplitStatus{{Name: "web", Namespace: "default", Group: "apps", Kind: "Deployment",
+		FieldPath: ".spec.replicas", Total: 6, Placed: 6, Shares: []workv1alpha1.ShareCount{{Share: 2, Clusters: 3}}}}
+	clusters := []string{"a", "b", "c"}
+	owned, _, _ := plannedWorks(t, p, clusters...)
+	// a's agent claims all 6 replicas as its share.
+	owned["a"].Annotations[workv1alpha1.AnnotationShares] = `{"` + key + `":6}`
+	manifests, err := planner.ParseTemplate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decision := clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Name: "p-1", Namespace: "ns",
+		Labels: map[string]string{clusterv1beta1.PlacementLabel: "p"}}}
+	for _, c := range clusters {
+		decision.Status.Decisions = append(decision.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c})
+	}
+	obs := &observation{inputs: inputs{placementName: "p", placementFound: true,
+		placement: &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}},
+		decisions: []clusterv1beta1.PlacementDecision{decision}, clusters: clusters, owned: owned,
+		shares: ownedShares(owned), template: manifests, workName: manifestwork.WorkName(manifestwork.Owner(p))}}
+
+	// A restarted manager: nothing in memory.
+	r := &PlacementManifestWorkReconciler{Now: func() time.Time { return now }}
+	wp, _, err := r.decide(context.Background(), p, obs)
+	if err != nil || wp == nil {
+		t.Fatalf("decide: %v, plan %v", err, wp)
+	}
+	if !obs.sharesDropped {
+		t.Fatal("the forged share is not caught")
+	}
+	// The writes, as the API server takes them.
+	obs.written = map[string]*workv1.ManifestWork{}
+	var writes []string
+	for _, op := range wp.ops {
+		writes = append(writes, op.cluster)
+		obs.written[op.cluster] = op.written(now)
+	}
+	if diff := cmp.Diff([]string{"a"}, writes); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+
+	record := map[string]int32{}
+	for c, s := range delivered(obs) {
+		record[c] = s[key]
+	}
+	if diff := cmp.Diff(map[string]int32{"a": 2, "b": 2, "c": 2}, record); diff != "" {
+		t.Errorf("shares recorded as delivered (-want +got):\n%s", diff)
+	}
+	st := computeStatus(p, obs)
+	if len(st.Splits) != 1 {
+		t.Fatalf("status.splits = %+v", st.Splits)
+	}
+	if got := st.Splits[0]; got.Placed != 6 || !cmp.Equal(got.Shares, []workv1alpha1.ShareCount{{Share: 2, Clusters: 3}}) {
+		t.Errorf("status.splits[0] placed %d shares %+v, want 6 and 3 clusters of 2", got.Placed, got.Shares)
+	}
 }

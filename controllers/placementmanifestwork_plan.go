@@ -56,6 +56,9 @@ type writePlan struct {
 	// recheck, when positive, is when time alone changes the plan.
 	recheck     time.Duration
 	buildErrors []error
+	// carried are, when the division started afresh (sharesDropped), the split shares of the decided clusters
+	// whose works already carry their planned work, shares included, so need no write.
+	carried map[string]map[string]int32
 }
 
 // leavingClusters are the clusters with a work, not being deleted, that are no longer decided, sorted.
@@ -119,6 +122,9 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 	pausedCreates := pmw.Spec.Paused && obs.onCompleted
 
 	wp.upToDate = make(map[string]bool, len(obs.clusters))
+	if obs.sharesDropped {
+		wp.carried = make(map[string]map[string]int32, len(obs.clusters))
+	}
 	for _, cluster := range obs.clusters {
 		d, existing := desired[cluster], obs.owned[cluster]
 		if d == nil {
@@ -136,6 +142,9 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 			// Paused: the cluster keeps what it carries (its shares too, as a held cluster's), a joining one waits.
 		case specChange || !manifestwork.UpToDate(existing, d):
 			wp.ops = append(wp.ops, writeOp{cluster: cluster, desired: d, existing: existing, templateChange: templateChange})
+		case wp.carried != nil && len(obs.plan.Shares[cluster]) > 0:
+			// The work carries its planned shares already (the shares annotation is compared too).
+			wp.carried[cluster] = obs.plan.Shares[cluster]
 		}
 	}
 

@@ -84,7 +84,8 @@ func leavingClusters(obs *observation) []string {
 //   - split shares that change (a cluster joined, left or failed over) reach every cluster that runs the
 //     current template at once, so failover is never held back by the rollout's failure accounting;
 //   - the works of clusters that left (leavingSince says since when) are kept while a decided cluster is still
-//     on its way (make before break), or while nothing is decided (a drop to nothing is as often a moment as
+//     on its way (joining, progressing, or given a larger share of a split manifest by this reconcile: make
+//     before break), or while nothing is decided (a drop to nothing is as often a moment as
 //     the user's intent), until the move timeout; and, whatever the move strategy, while the cluster is
 //     unavailable and for the recovery period after it is back (unreachableHold);
 //   - once the status records that a finished run's works were removed (ttlSecondsAfterFinished), every work
@@ -148,16 +149,23 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 		}
 	}
 
+	leaving := leavingClusters(obs)
+	// A cluster whose share of a split manifest this reconcile raises is on its way too, like a joining one: it
+	// looked healthy before the write, and a shrink would otherwise remove the leaving work before the others
+	// scale up. From the next reconcile its health is judged with the new share.
+	var raised map[string]bool
+	if len(leaving) > 0 {
+		raised = raisedShares(wp.ops)
+	}
 	progressing := false
 	for _, cluster := range obs.clusters {
-		joining := obs.owned[cluster] == nil || obs.current[cluster].State == health.Progressing
+		joining := obs.owned[cluster] == nil || obs.current[cluster].State == health.Progressing || raised[cluster]
 		if joining && obs.current[cluster].State != health.Degraded {
 			progressing = true
 		}
 	}
 	timeout := moveTimeout(pmw)
 	waitForJoining := progressing || len(obs.clusters) == 0
-	leaving := leavingClusters(obs)
 	recovery := recoveryPeriod(pmw)
 	for _, cluster := range leaving {
 		if held, recheck := unreachableHold(obs, cluster, leavingSince[cluster], recovery, now); held {
@@ -180,6 +188,26 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 		}
 	}
 	return wp
+}
+
+// raisedShares are the clusters whose update raises their share of a split manifest: the shares annotation the
+// work carries against the one written (a work without one counts as sharing nothing). An agent that edits its
+// annotation can at most make a leaving work wait the move timeout, or not wait, as before this rule.
+func raisedShares(ops []writeOp) map[string]bool {
+	out := map[string]bool{}
+	for _, op := range ops {
+		if op.delete || op.existing == nil {
+			continue
+		}
+		before := manifestwork.Shares(op.existing)
+		for k, v := range manifestwork.Shares(op.desired) {
+			if v > before[k] {
+				out[op.cluster] = true
+				break
+			}
+		}
+	}
+	return out
 }
 
 // unreachableHold says whether the work of a cluster that left the decisions (at leftAt) is kept because its

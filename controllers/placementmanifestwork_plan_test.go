@@ -120,6 +120,35 @@ func TestPlanWrites(t *testing.T) {
 			leavingSince: map[string]time.Time{"a": now},
 			want:         want{deletes: []string{"a"}, upToDate: []string{"b"}},
 		},
+		"a shrink keeps the leaving cluster's work while the remaining clusters' shares rise": {
+			// 6 replicas over a, b, c are 2 each; c leaves, and a and b get 3 each in this reconcile.
+			pmw: newPMW("app:1", nil, nil), clusters: []string{"a", "b"},
+			owned:        works(newPMW("app:1", nil, nil), "a", "b", "c"),
+			current:      map[string]health.ClusterResult{"a": healthy, "b": healthy, "c": healthy},
+			leavingSince: map[string]time.Time{"c": now},
+			want:         want{writes: []string{"a", "b"}, upToDate: []string{"a", "b"}, leaving: 1, recheck: defaultMoveTimeout},
+		},
+		"a shrink removes the leaving cluster's work once the others are available with their new share": {
+			pmw: newPMW("app:1", nil, nil), clusters: []string{"a", "b"},
+			owned:        merge(works(newPMW("app:1", nil, nil), "a", "b", "c"), works(newPMW("app:1", nil, nil), "a", "b")),
+			current:      map[string]health.ClusterResult{"a": healthy, "b": healthy, "c": healthy},
+			leavingSince: map[string]time.Time{"c": now.Add(-time.Minute)},
+			want:         want{deletes: []string{"c"}, upToDate: []string{"a", "b"}},
+		},
+		"a shrink whose remaining clusters are still scaling up keeps the leaving work": {
+			pmw: newPMW("app:1", nil, nil), clusters: []string{"a", "b"},
+			owned:        merge(works(newPMW("app:1", nil, nil), "a", "b", "c"), works(newPMW("app:1", nil, nil), "a", "b")),
+			current:      map[string]health.ClusterResult{"a": healthy, "b": progressing, "c": healthy},
+			leavingSince: map[string]time.Time{"c": now.Add(-time.Minute)},
+			want:         want{upToDate: []string{"a", "b"}, leaving: 1, recheck: defaultMoveTimeout - time.Minute},
+		},
+		"a shrink waits for the raised shares at most the move timeout": {
+			pmw: newPMW("app:1", nil, nil), clusters: []string{"a", "b"},
+			owned:        works(newPMW("app:1", nil, nil), "a", "b", "c"),
+			current:      map[string]health.ClusterResult{"a": healthy, "b": healthy, "c": healthy},
+			leavingSince: map[string]time.Time{"c": now.Add(-defaultMoveTimeout)},
+			want:         want{writes: []string{"a", "b"}, deletes: []string{"c"}, upToDate: []string{"a", "b"}},
+		},
 		"a leaving cluster's work goes after the move timeout": {
 			pmw: newPMW("app:1", nil, nil), clusters: []string{"b"},
 			owned:        merge(works(newPMW("app:1", nil, nil), "a"), works(newPMW("app:1", nil, nil), "b")),

@@ -54,8 +54,8 @@ const (
 	// is kept as it is.
 	ActionFailed PreviewAction = "Failed"
 	// ActionKept writes nothing: the cluster left the decisions, and its work is kept while the clusters that
-	// take its place join (moveStrategy MakeBeforeBreak), or while nothing is decided, or the desired state is
-	// invalid.
+	// take its place join or take over its share (moveStrategy MakeBeforeBreak), or while nothing is decided, or
+	// the desired state is invalid.
 	ActionKept PreviewAction = "Kept"
 	// ActionConflict would create a work whose name a ManifestWork of someone else holds: the manager leaves
 	// that one alone and tries again later.
@@ -379,7 +379,7 @@ func clusterPreviews(ctx context.Context, reader client.Reader, pmw *workv1alpha
 			}
 		} else {
 			cp.Action = ActionKept
-			cp.Message = fmt.Sprintf("the cluster left the decisions; its work is kept while the clusters that take its place join (make before break), at most %s", moveTimeout(pmw))
+			cp.Message = fmt.Sprintf("the cluster left the decisions; its work is kept while the clusters that take its place join or scale up (make before break), at most %s", moveTimeout(pmw))
 			if len(obs.clusters) == 0 {
 				cp.Message = fmt.Sprintf("no cluster is decided; the works are kept (a drop to nothing is often a moment), at most %s", moveTimeout(pmw))
 			}

@@ -324,7 +324,7 @@ var _ = Describe("Preview (kubectl pmw plan)", func() {
 		}
 		settled(pmw, 3)
 
-		By("a cluster leaving the decisions: its work deleted, its share moved to the others")
+		By("a cluster leaving the decisions: its share moved to the others, its work kept until they run it")
 		leaving := decidedAs{Reader: k8s, namespace: ns, placement: "p", decision: "p-decision-1", clusters: clusters[:2]}
 		cur := &workv1alpha1.PlacementManifestWork{}
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pmw), cur)).To(Succeed())
@@ -332,12 +332,20 @@ var _ = Describe("Preview (kubectl pmw plan)", func() {
 		Expect(res.SpecChanged).To(BeFalse())
 		Expect(res.Notes).To(BeEmpty())
 		Expect(actions(res)).To(Equal(map[string]controllers.PreviewAction{
-			clusters[0]: controllers.ActionUpdate, clusters[1]: controllers.ActionUpdate, clusters[2]: controllers.ActionDelete}))
+			clusters[0]: controllers.ActionUpdate, clusters[1]: controllers.ActionUpdate, clusters[2]: controllers.ActionKept}))
 		Expect(first(res)).To(BeEmpty(), "a change of the shares alone is no rollout step")
 		Expect(clusterOf(res, clusters[0]).Shares).To(Equal(map[string]int32{"Deployment.apps default/web .spec.replicas": 3}))
 		Expect(clusterOf(res, clusters[0]).Diff).To(And(ContainSubstring("\n-  replicas: 2\n"), ContainSubstring("\n+  replicas: 3\n")))
 		before = len(workWrites(pmw))
 		fw.Decide(ns, "p", "p-decision-1", clusters[:2]...)
 		expectManagerDoes(pmw, res, before)
+
+		By("once the others run their new share, the leaving work is deleted")
+		ready(pmw, clusters[0])
+		ready(pmw, clusters[1])
+		Eventually(func(g Gomega) {
+			g.Expect(fw.WorksByCluster(g, pmw)).NotTo(HaveKey(clusters[2]))
+			g.Expect(fw.Current(g, pmw).Status.LeavingClusters).To(BeZero())
+		}, timeout, interval).Should(Succeed())
 	})
 })

@@ -98,6 +98,18 @@ func TestDesiredState(t *testing.T) {
 			mem:         remembered{deliveredKnown: true},
 			wantInvalid: workv1alpha1.ReasonInvalidSplitField,
 		},
+		"a weights clusterSelector that does not parse is an invalid spec, not a weight of 0": {
+			pmw: func() *workv1alpha1.PlacementManifestWork {
+				p := splitPMW(6)
+				p.Spec.DistributionStrategy[0].Split = &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitWeighted, Weights: []workv1alpha1.ClusterWeight{{
+					ClusterSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+						{Key: "tier", Operator: metav1.LabelSelectorOpExists, Values: []string{"big"}}}},
+					Weight: 1}}}
+				return p
+			}(),
+			mem:         remembered{deliveredKnown: true},
+			wantInvalid: workv1alpha1.ReasonInvalidSpec,
+		},
 		"a webhook that does not revise the replicas keeps what was delivered, and is asked again later": {
 			pmw: splitPMW(6),
 			mem: remembered{deliveredKnown: true},

@@ -200,8 +200,9 @@ const (
 // Reasons of the Stalled, Ready and ManifestworkApplied conditions for a spec the manager cannot use.
 const (
 	// ReasonInvalidSpec: fields of the stored spec cannot be decoded (stored before the CRD refused such values,
-	// for example moveStrategy.timeout: 1d). Nothing is written and the delivered ManifestWorks are kept until
-	// the user fixes the fields the message names.
+	// for example moveStrategy.timeout: 1d), or a split.weights[].clusterSelector is not a valid label selector
+	// (the CRD admits it). Nothing is written and the delivered ManifestWorks are kept until the user fixes the
+	// fields the message names. Also the Distributed condition's reason.
 	ReasonInvalidSpec = "InvalidSpec"
 )
 

@@ -118,6 +118,9 @@ func ParseTemplate(pmw *workv1alpha1.PlacementManifestWork) ([]template.Manifest
 
 // Compute plans the ManifestWorks of pmw, whose template decodes to manifests, for the input's clusters.
 func Compute(pmw *workv1alpha1.PlacementManifestWork, manifests []template.Manifest, in Input) (*Plan, error) {
+	if err := invalidClusterSelectors(pmw.Spec.DistributionStrategy); err != nil {
+		return nil, err
+	}
 	strategies, strategyProblems := template.MatchStrategies(manifests, pmw.Spec.DistributionStrategy)
 	plan := &Plan{
 		Manifests: map[string][]workv1.Manifest{},
@@ -423,7 +426,34 @@ func weights(spec workv1alpha1.SplitStrategy, clusters []string, in Input) map[s
 	}
 }
 
+// invalidClusterSelectors is an InvalidError (ReasonInvalidSpec) naming each weights[].clusterSelector that does
+// not parse as a label selector: the CRD refuses the operators and values it can check, but a selector stored
+// before it did, or a key or value that is not a label's, would otherwise select no cluster and weigh 0 silently.
+func invalidClusterSelectors(strategies []workv1alpha1.DistributionStrategy) error {
+	var problems []string
+	for i, s := range strategies {
+		if s.Split == nil {
+			continue
+		}
+		for j, w := range s.Split.Weights {
+			if w.ClusterSelector == nil {
+				continue
+			}
+			if _, err := metav1.LabelSelectorAsSelector(w.ClusterSelector); err != nil {
+				problems = append(problems, fmt.Sprintf("spec.distributionStrategy[%d].split.weights[%d].clusterSelector: %v", i, j, err))
+			}
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return &InvalidError{Reason: workv1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf(
+		"A cluster selector is not a valid label selector: %s; fix it. Nothing is written and the ManifestWorks already delivered are kept",
+		strings.Join(problems, "; "))}
+}
+
 // weightedWeights gives each cluster the weight of the first entry that matches it, and 0 when none does.
+// Compute has refused a selector that does not parse (invalidClusterSelectors).
 func weightedWeights(entries []workv1alpha1.ClusterWeight, clusters []string, clusterLabels map[string]map[string]string) map[string]int64 {
 	selectors := make([]labels.Selector, len(entries))
 	for i, e := range entries {

@@ -157,12 +157,41 @@ func TestComputeInvalid(t *testing.T) {
 	broken := pmw(3)
 	broken.Spec.ManifestWorkTemplate.Workload.Manifests[0].Raw = []byte(`{"kind":`)
 	noField := pmw(3, splitEntry(workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance, FieldPath: ".spec.shards"}))
+	// weighted weighs c1 by name and the clusters the second entry's selector (which the CRD admits) selects.
+	weighted := func(req metav1.LabelSelectorRequirement) *workv1alpha1.PlacementManifestWork {
+		return pmw(3, splitEntry(workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitWeighted, Weights: []workv1alpha1.ClusterWeight{
+			{ClusterName: "c1", Weight: 1},
+			{ClusterSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{req}}, Weight: 2},
+		}}))
+	}
+	const selector = "spec.distributionStrategy[0].split.weights[1].clusterSelector: "
 	cases := map[string]struct {
-		pmw        *workv1alpha1.PlacementManifestWork
-		wantReason string
+		pmw         *workv1alpha1.PlacementManifestWork
+		wantReason  string
+		wantMessage string
 	}{
 		"a manifest that is not an object": {pmw: broken, wantReason: workv1alpha1.ReasonInvalidTemplate},
 		"a split field that is missing":    {pmw: noField, wantReason: workv1alpha1.ReasonInvalidSplitField},
+		"a weights clusterSelector Exists with values": {
+			pmw:         weighted(metav1.LabelSelectorRequirement{Key: "tier", Operator: metav1.LabelSelectorOpExists, Values: []string{"big"}}),
+			wantReason:  workv1alpha1.ReasonInvalidSpec,
+			wantMessage: selector + "values: Invalid value: [\"big\"]: values set must be empty for exists and does not exist",
+		},
+		"a weights clusterSelector In without values": {
+			pmw:         weighted(metav1.LabelSelectorRequirement{Key: "tier", Operator: metav1.LabelSelectorOpIn}),
+			wantReason:  workv1alpha1.ReasonInvalidSpec,
+			wantMessage: selector + "values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty",
+		},
+		"a weights clusterSelector with an unknown operator": {
+			pmw:         weighted(metav1.LabelSelectorRequirement{Key: "tier", Operator: "Like", Values: []string{"big"}}),
+			wantReason:  workv1alpha1.ReasonInvalidSpec,
+			wantMessage: selector + "\"Like\" is not a valid label selector operator",
+		},
+		"a weights clusterSelector whose key is not a label key": {
+			pmw:         weighted(metav1.LabelSelectorRequirement{Key: "a b", Operator: metav1.LabelSelectorOpExists}),
+			wantReason:  workv1alpha1.ReasonInvalidSpec,
+			wantMessage: selector + "key: Invalid value: \"a b\"",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -173,6 +202,9 @@ func TestComputeInvalid(t *testing.T) {
 			var invalid *InvalidError
 			if !errors.As(err, &invalid) || invalid.Reason != tc.wantReason {
 				t.Fatalf("Compute error = %v, want an InvalidError with reason %s", err, tc.wantReason)
+			}
+			if !strings.Contains(invalid.Message, tc.wantMessage) {
+				t.Errorf("message %q, want it to contain %q", invalid.Message, tc.wantMessage)
 			}
 		})
 	}

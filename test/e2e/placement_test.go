@@ -78,6 +78,24 @@ var _ = Describe("Re-creating the Placement keeps every ManifestWork", func() {
 		}).WithContext(ctx).WithTimeout(holdWindow).WithPolling(poll).Should(Succeed())
 	}
 
+	// backAndKept waits until every cluster is decided again (check says how) and available, none leaving, the
+	// works kept all along; then watches for holdWindow that they stay.
+	backAndKept := func(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, kept delivered, start time.Time,
+		check func(g Gomega, got *workv1alpha1.PlacementManifestWork)) {
+		Eventually(func(g Gomega) {
+			mustHold(func(g Gomega) { kept.expectKept(ctx, g, pmw) })
+			got := getPMW(ctx, g, pmw)
+			check(g, got)
+			expectAllAvailable(g, got, 3)
+			g.Expect(got.Status.LeavingClusters).To(BeZero(), "status.leavingClusters")
+		}).WithContext(ctx).WithTimeout(convergeTimeout).WithPolling(poll).Should(Succeed())
+		converged(phaseHub, start)
+		Consistently(func(g Gomega) {
+			kept.expectKept(ctx, g, pmw)
+			expectAllAvailable(g, getPMW(ctx, g, pmw), 3)
+		}).WithContext(ctx).WithTimeout(holdWindow).WithPolling(poll).Should(Succeed())
+	}
+
 	It("keeps the works when the placementRef's Placement is deleted and created again at once (kubectl replace --force)", func(ctx SpecContext) {
 		ns := newNamespace(ctx, "replace")
 		Expect(hub.Create(ctx, selectingPlacement("keep", ns))).To(Succeed())
@@ -148,18 +166,9 @@ var _ = Describe("Re-creating the Placement keeps every ManifestWork", func() {
 
 		// Gone by now (the placement controller decided without it), so it is bound again as at the start.
 		Expect(stk.BindClusterSet(ctx, ns)).To(Succeed())
-		Eventually(func(g Gomega) {
-			mustHold(func(g Gomega) { kept.expectKept(ctx, g, pmw) })
-			got := getPMW(ctx, g, pmw)
+		backAndKept(ctx, pmw, kept, start, func(g Gomega, got *workv1alpha1.PlacementManifestWork) {
 			expectCondition(g, got, workv1alpha1.ConditionPlacementVerified, metav1.ConditionTrue, workv1alpha1.ReasonPlacementDecided)
-			expectAllAvailable(g, got, 3)
-			g.Expect(got.Status.LeavingClusters).To(BeZero(), "status.leavingClusters")
-		}).WithContext(ctx).WithTimeout(convergeTimeout).WithPolling(poll).Should(Succeed())
-		converged(phaseHub, start)
-		Consistently(func(g Gomega) {
-			kept.expectKept(ctx, g, pmw)
-			expectAllAvailable(g, getPMW(ctx, g, pmw), 3)
-		}).WithContext(ctx).WithTimeout(holdWindow).WithPolling(poll).Should(Succeed())
+		})
 	})
 
 	It("keeps the work of a cluster whose lease expired while OCM's placement controller drops it, and when it is back", func(ctx SpecContext) {
@@ -188,18 +197,9 @@ var _ = Describe("Re-creating the Placement keeps every ManifestWork", func() {
 		// Back: the placement controller decides it again, and its work and workload were never removed.
 		start = time.Now()
 		Expect(ocmsim.SetReachable(ctx, hub, away, true)).To(Succeed())
-		Eventually(func(g Gomega) {
-			mustHold(func(g Gomega) { kept.expectKept(ctx, g, pmw) })
+		backAndKept(ctx, pmw, kept, start, func(g Gomega, _ *workv1alpha1.PlacementManifestWork) {
 			g.Expect(decidedClusters(ctx, g, ns, "keep")).To(ContainElement(away))
-			got := getPMW(ctx, g, pmw)
-			expectAllAvailable(g, got, 3)
-			g.Expect(got.Status.LeavingClusters).To(BeZero(), "status.leavingClusters")
-		}).WithContext(ctx).WithTimeout(convergeTimeout).WithPolling(poll).Should(Succeed())
-		converged(phaseHub, start)
-		Consistently(func(g Gomega) {
-			kept.expectKept(ctx, g, pmw)
-			expectAllAvailable(g, getPMW(ctx, g, pmw), 3)
-		}).WithContext(ctx).WithTimeout(holdWindow).WithPolling(poll).Should(Succeed())
+		})
 	})
 })
 

@@ -298,18 +298,28 @@ func (f *injector) releaseAgentFinalizer(ctx context.Context, pmw *workv1alpha1.
 	}, timeout, interval).Should(Succeed())
 }
 
+// deliveredWithInjector starts a manager whose writes for a new namespace of 2 placed clusters go through an
+// injector (set up by configure, when not nil), and returns it with a PlacementManifestWork of one ConfigMap
+// delivered to both clusters.
+func deliveredWithInjector(ctx context.Context, name string, configure func(*injector)) (*injector, *workv1alpha1.PlacementManifestWork) {
+	ns, clusters := placedNamespace(ctx, name, 2)
+	f := newInjector(ns)
+	if configure != nil {
+		configure(f)
+	}
+	fw.StartManager(suite.ManagerOptions{Name: name, WrapClient: f.wrap})
+	pmw := framework.MakePMW("web", ns).Placement("p").
+		Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+	Expect(k8s.Create(ctx, pmw)).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(fw.WorkClusters(g, pmw)).To(ConsistOf(clusters))
+	}, timeout, interval).Should(Succeed())
+	return f, pmw
+}
+
 var _ = Describe("A work update refused as stale", func() {
 	It("is read again and written in the same reconcile, keeping the other writer's change, with no failed write", func(ctx SpecContext) {
-		ns, clusters := placedNamespace(ctx, "stale-update", 2)
-		f := newInjector(ns)
-		fw.StartManager(suite.ManagerOptions{Name: "stale-update", WrapClient: f.wrap})
-
-		pmw := framework.MakePMW("web", ns).Placement("p").
-			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
-		Expect(k8s.Create(ctx, pmw)).To(Succeed())
-		Eventually(func(g Gomega) {
-			g.Expect(fw.WorkClusters(g, pmw)).To(ConsistOf(clusters))
-		}, timeout, interval).Should(Succeed())
+		f, pmw := deliveredWithInjector(ctx, "stale-update", nil)
 
 		// The agent adds its finalizer to a work just before the manager's update of it reaches the API server,
 		// as an agent's report does while the manager's cache is behind.
@@ -323,7 +333,7 @@ var _ = Describe("A work update refused as stale", func() {
 		// Refused and written again within the reconcile: no write failed, so none was reported.
 		Consistently(func(g Gomega) {
 			events := &eventsv1.EventList{}
-			g.Expect(k8s.List(ctx, events, client.InNamespace(ns))).To(Succeed())
+			g.Expect(k8s.List(ctx, events, client.InNamespace(pmw.Namespace))).To(Succeed())
 			for _, e := range events.Items {
 				g.Expect(e.Reason).NotTo(Equal(workv1alpha1.ReasonWriteFailed), e.Note)
 			}
@@ -337,20 +347,12 @@ var _ = Describe("A work update refused as stale", func() {
 
 var _ = Describe("A ManifestWork delete that fails while the PlacementManifestWork is deleted", func() {
 	It("is retried until the works are gone, and counted in write_errors_total as a delete", func(ctx SpecContext) {
-		ns, clusters := placedNamespace(ctx, "delete-errors", 2)
-		f := newInjector(ns)
-		f.deleteErrs = []error{
-			apierrors.NewServerTimeout(worksResource, "delete", 1),
-			apierrors.NewInternalError(errors.New("injected: etcdserver: leader changed")),
-		}
-		fw.StartManager(suite.ManagerOptions{Name: "delete-errors", WrapClient: f.wrap})
-
-		pmw := framework.MakePMW("web", ns).Placement("p").
-			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
-		Expect(k8s.Create(ctx, pmw)).To(Succeed())
-		Eventually(func(g Gomega) {
-			g.Expect(fw.WorkClusters(g, pmw)).To(ConsistOf(clusters))
-		}, timeout, interval).Should(Succeed())
+		f, pmw := deliveredWithInjector(ctx, "delete-errors", func(f *injector) {
+			f.deleteErrs = []error{
+				apierrors.NewServerTimeout(worksResource, "delete", 1),
+				apierrors.NewInternalError(errors.New("injected: etcdserver: leader changed")),
+			}
+		})
 
 		failedDeletes := func() float64 {
 			m := &dto.Metric{}

@@ -422,7 +422,9 @@ func replicated(id string, m template.Manifest, want int64, f Feedback) Verdict 
 		return progressing(ReasonRolloutInProgress, "%s: %d of %d replicas updated", id, updated, update)
 	case update == want && replicas > updated:
 		return progressing(ReasonRolloutInProgress, "%s: %d old replicas pending termination", id, replicas-updated)
-	case replicas > want:
+	case update < want && replicas > want:
+		// Only where the strategy leaves old pods on purpose: a scale-down still under way. Elsewhere more
+		// replicas than the manifest's, all updated, are an autoscaler's (replicas retained), not a rollout's.
 		return progressing(ReasonRolloutInProgress, "%s: %d replicas above %d pending termination", id, replicas-want, want)
 	case available < want || ready < want:
 		return progressing(ReasonRolloutInProgress, "%s: %d of %d replicas available", id, min(available, ready), want)

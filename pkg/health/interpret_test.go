@@ -441,6 +441,11 @@ func TestManifestUpdateStrategy(t *testing.T) {
 			values:   with(sts, UpdatedReplicas, 1, Replicas, 4),
 			want:     Verdict{State: Progressing, Reason: ReasonRolloutInProgress, Message: "StatefulSet.apps default/db: 1 replicas above 3 pending termination"},
 		},
+		"a deployment an autoscaler scaled above its manifest's replicas, all updated": {
+			manifest: ManifestInput{Manifest: parse(t, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},"spec":{"replicas":3}}`)},
+			values:   map[string]any{Generation: 2, ObservedGeneration: 2, Replicas: 5, ReadyReplicas: 5, AvailableReplicas: 5, UpdatedReplicas: 5},
+			want:     Verdict{State: Healthy},
+		},
 		"statefulset with a partition above its replicas updates none": {
 			manifest: ManifestInput{Manifest: parse(t, stsPartition5)},
 			values:   with(sts, UpdatedReplicas, nil),

@@ -48,6 +48,11 @@ func gateByBudget(pmw *workv1alpha1.PlacementManifestWork, obs *observation, ops
 		}
 		limits[i] = limit
 		for cluster, w := range obs.owned {
+			if obs.unavailable[cluster] != "" {
+				// Its agent's last report says nothing of now (and the cluster's work is kept while it is away,
+				// unreachableHold): none of its replicas counts as available.
+				continue
+			}
 			if n, ok := availableReplicas(w, s); ok {
 				workloads[i].Available[cluster] = min(n, givenShare(obs, cluster, obs.plan.SplitKeys[i]))
 			}

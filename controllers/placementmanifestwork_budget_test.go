@@ -54,9 +54,11 @@ func TestGateByBudget(t *testing.T) {
 		// record is the manager's record of the shares it delivered (obs.previous); the shares the owned works
 		// carry when nil. planned are the shares the plan gives the decided clusters now.
 		record, planned map[string]map[string]int32
-		ops             func(owned map[string]*workv1.ManifestWork) []writeOp
-		wantKept        []string
-		want            *workv1alpha1.DisruptionBudgetStatus
+		// unavailable are the clusters whose ManagedCluster is not available.
+		unavailable map[string]string
+		ops         func(owned map[string]*workv1.ManifestWork) []writeOp
+		wantKept    []string
+		want        *workv1alpha1.DisruptionBudgetStatus
 	}{
 		"no budget: everything passes": {
 			owned: map[string]*workv1.ManifestWork{"a": work(5, 5), "b": work(5, 5)},
@@ -196,6 +198,18 @@ func TestGateByBudget(t *testing.T) {
 			want: &workv1alpha1.DisruptionBudgetStatus{MaxUnavailableReplicas: 0, Held: []string{"b"},
 				Message: "The rollout step of cluster b waits: it would make 4 of 6 replicas of Deployment.apps default/web unavailable, maxUnavailableReplicas is 0"},
 		},
+		"an unavailable cluster's last report counts as nothing available": {
+			// 6 over a, b and c, one of a's replicas down; the cluster that left while away last reported 2.
+			budget: ptr.To(intstr.FromInt32(1)), total: 6,
+			owned:       map[string]*workv1.ManifestWork{"a": work(2, 1), "b": work(2, 2), "c": work(2, 2), "away": work(2, 2)},
+			record:      map[string]map[string]int32{"a": {key: 2}, "b": {key: 2}, "c": {key: 2}, "away": {key: 2}},
+			unavailable: map[string]string{"away": "the ManagedCluster's availability is Unknown"},
+			ops: func(o map[string]*workv1.ManifestWork) []writeOp {
+				return []writeOp{step("c", o["c"])}
+			},
+			want: &workv1alpha1.DisruptionBudgetStatus{UnavailableReplicas: 1, MaxUnavailableReplicas: 1, Held: []string{"c"},
+				Message: "The rollout step of cluster c waits: it would make 3 of 6 replicas of Deployment.apps default/web unavailable, maxUnavailableReplicas is 1"},
+		},
 		"a cluster without a work (created) is never held": {
 			budget: ptr.To(intstr.FromInt32(0)),
 			owned:  map[string]*workv1.ManifestWork{"a": work(10, 3)},
@@ -213,7 +227,7 @@ func TestGateByBudget(t *testing.T) {
 				pmw.Spec.DisruptionBudget = &workv1alpha1.DisruptionBudget{MaxUnavailableReplicas: *tc.budget}
 			}
 			obs := &observation{}
-			obs.owned, obs.onCompleted = tc.owned, tc.onCompleted
+			obs.owned, obs.onCompleted, obs.unavailable = tc.owned, tc.onCompleted, tc.unavailable
 			obs.previous = tc.record
 			if obs.previous == nil {
 				obs.previous = ownedShares(tc.owned)

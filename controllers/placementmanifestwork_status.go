@@ -194,6 +194,18 @@ func rolloutUnknown(in *inputs) metav1.Condition {
 	return c
 }
 
+// awayLeaving is how many clusters that left the decisions keep their works because their ManagedCluster is not
+// available (unreachableHold).
+func awayLeaving(obs *observation) int {
+	n := 0
+	for _, c := range leavingClusters(obs) {
+		if obs.unavailable[c] != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // readiness computes the kstatus conditions: Ready when every decided cluster is available, Stalled when only
 // the user can unblock it, Reconciling otherwise.
 func readiness(obs *observation, s workv1alpha1.PlacedManifestWorkSummary, rollout *metav1.Condition) (ready, reconciling, stalled metav1.Condition) {
@@ -229,6 +241,10 @@ func readiness(obs *observation, s workv1alpha1.PlacedManifestWorkSummary, rollo
 	case len(obs.clusters) == 0:
 		ready.Reason = workv1alpha1.ReasonPlacementDecisionEmpty
 		ready.Message = fmt.Sprintf("Placement %q selects no cluster; the works of %d clusters are kept until the move timeout in case that is a moment", obs.placementName, obs.leaving)
+		if away := awayLeaving(obs); away > 0 {
+			ready.Message = fmt.Sprintf("Placement %q selects no cluster; the works of %d clusters are kept: %d while their ManagedCluster is not available (OCM's placement controller drops such clusters and decides them again once they are back), the others until the move timeout",
+				obs.placementName, obs.leaving, away)
+		}
 	case obs.invalid != nil:
 		ready.Reason, ready.Message = obs.invalid.Reason, obs.invalid.Message
 	case len(obs.conflicts) > 0:

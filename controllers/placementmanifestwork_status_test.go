@@ -3,6 +3,7 @@ package controllers
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,6 +27,8 @@ func TestReadiness(t *testing.T) {
 		rollout             *metav1.Condition
 		ready, recon, stall metav1.ConditionStatus
 		reason              string
+		// message, when set, is part of Ready's message.
+		message string
 	}{
 		"all available": {
 			obs: observation{inputs: inputs{placementFound: true, clusters: decided}}, summary: workv1alpha1.PlacedManifestWorkSummary{Total: 2, Available: 2},
@@ -46,6 +49,12 @@ func TestReadiness(t *testing.T) {
 		"no clusters decided, works kept for the move timeout": {
 			obs:   observation{inputs: inputs{placementFound: true}, desired: desired{leaving: 2}},
 			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonPlacementDecisionEmpty,
+		},
+		"no clusters decided, the works of clusters that are away kept while they are": {
+			obs: observation{inputs: inputs{placementFound: true, placementName: "p", unavailable: map[string]string{"c1": "Unknown"},
+				owned: map[string]*workv1.ManifestWork{"c1": {}, "c2": {}}}, desired: desired{leaving: 2}},
+			ready: metav1.ConditionFalse, recon: metav1.ConditionTrue, stall: metav1.ConditionFalse, reason: workv1alpha1.ReasonPlacementDecisionEmpty,
+			message: "the works of 2 clusters are kept: 1 while their ManagedCluster is not available",
 		},
 		"placement not decided yet: waiting, not stalled": {
 			obs:   observation{inputs: inputs{placementFound: true, undecided: "not yet"}},
@@ -99,6 +108,9 @@ func TestReadiness(t *testing.T) {
 			}
 			if ready.Reason != tc.reason {
 				t.Errorf("Ready reason = %s, want %s", ready.Reason, tc.reason)
+			}
+			if !strings.Contains(ready.Message, tc.message) {
+				t.Errorf("Ready message = %q, want it to say %q", ready.Message, tc.message)
 			}
 		})
 	}

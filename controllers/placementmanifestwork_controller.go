@@ -209,7 +209,7 @@ func (r *PlacementManifestWorkReconciler) gather(ctx context.Context, pmw *workv
 	if obs.unavailable, err = r.unavailableClusters(ctx); err != nil {
 		return nil, 0, err
 	}
-	if obs.availableSince, err = r.availableSince(ctx, leavingClusters(obs), obs.unavailable); err != nil {
+	if obs.availableSince, obs.detached, err = r.leavingClusterFacts(ctx, leavingClusters(obs)); err != nil {
 		return nil, 0, err
 	}
 	if obs.decided() && obs.invalid == nil {
@@ -467,6 +467,9 @@ type inputs struct {
 	// when (its Available condition's last transition): a cluster back from being unreachable keeps its work a
 	// while, for the Placement to decide it again (planWrites).
 	availableSince map[string]time.Time
+	// detached are the clusters that left the decisions whose ManagedCluster is gone or being deleted: never held
+	// for being away.
+	detached map[string]bool
 	// planInput are the cluster facts a split weighs clusters by (labels, scores), read only when the desired
 	// state is computed; scoresExpire is when the earliest score used expires.
 	planInput    planner.Input

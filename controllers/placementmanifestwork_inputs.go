@@ -323,27 +323,29 @@ func (r *PlacementManifestWorkReconciler) unavailableClusters(ctx context.Contex
 	return out, nil
 }
 
-// availableSince reads, for each of the given clusters that is not unavailable, since when its ManagedCluster
-// has been available. A cluster without a ManagedCluster is left out: it was detached, which is the user's
-// intent, not a moment.
-func (r *PlacementManifestWorkReconciler) availableSince(ctx context.Context, clusters []string, unavailable map[string]string) (map[string]time.Time, error) {
-	out := map[string]time.Time{}
+// leavingClusterFacts reads the ManagedClusters of the given clusters (those that left the decisions): since
+// when each available one has been available, and which are detached (the ManagedCluster is gone or being
+// deleted), which is the user's intent, not a moment.
+func (r *PlacementManifestWorkReconciler) leavingClusterFacts(ctx context.Context, clusters []string) (availableSince map[string]time.Time, detached map[string]bool, err error) {
+	availableSince, detached = map[string]time.Time{}, map[string]bool{}
 	for _, cluster := range clusters {
-		if unavailable[cluster] != "" {
-			continue
-		}
 		mc := &clusterv1.ManagedCluster{}
 		if err := r.reader().Get(ctx, client.ObjectKey{Name: cluster}, mc); err != nil {
 			if apierrors.IsNotFound(err) {
+				detached[cluster] = true
 				continue
 			}
-			return nil, fmt.Errorf("reading ManagedCluster %s: %w", cluster, err)
+			return nil, nil, fmt.Errorf("reading ManagedCluster %s: %w", cluster, err)
+		}
+		if !mc.DeletionTimestamp.IsZero() {
+			detached[cluster] = true
+			continue
 		}
 		if c := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable); c != nil && c.Status == metav1.ConditionTrue {
-			out[cluster] = c.LastTransitionTime.Time
+			availableSince[cluster] = c.LastTransitionTime.Time
 		}
 	}
-	return out, nil
+	return availableSince, detached, nil
 }
 
 // unavailable says why a ManagedCluster is not available, or "" when it is (health.ManagedClusterUnavailable).

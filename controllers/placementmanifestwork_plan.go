@@ -217,8 +217,11 @@ func raisedShares(ops []writeOp) map[string]bool {
 // Placement without tolerations says nothing of the user's intent while the cluster is away. Deleting its work
 // would reach the cluster only once it is back, and then remove its workloads before the Placement decides it
 // again. A cluster that left while available (a predicate changed, a cluster that had just joined) is not held,
-// nor one whose ManagedCluster is gone (detached).
+// nor one whose ManagedCluster is gone or being deleted (detached).
 func unreachableHold(obs *observation, cluster string, leftAt time.Time, recovery time.Duration, now time.Time) (held bool, recheck time.Duration) {
+	if obs.detached[cluster] {
+		return false, 0
+	}
 	if obs.unavailable[cluster] != "" {
 		return true, 0 // its ManagedCluster's next availability change wakes this PlacementManifestWork
 	}

@@ -84,6 +84,7 @@ func TestPlanWrites(t *testing.T) {
 		// unavailable and availableSince are the leaving clusters' ManagedClusters, as gather reads them.
 		unavailable    map[string]string
 		availableSince map[string]time.Time
+		detached       map[string]bool
 		want           want
 	}{
 		"new clusters get their works": {
@@ -204,6 +205,15 @@ func TestPlanWrites(t *testing.T) {
 			unavailable:  map[string]string{"a": "the ManagedCluster's availability is Unknown"},
 			want:         want{upToDate: []string{"b"}, leaving: 1},
 		},
+		"a cluster being detached is not held, unavailable as it is": {
+			pmw: newPMW("app:1", nil, nil), clusters: []string{"b"},
+			owned:        merge(works(newPMW("app:1", nil, nil), "a"), works(newPMW("app:1", nil, nil), "b")),
+			current:      map[string]health.ClusterResult{"b": healthy},
+			leavingSince: map[string]time.Time{"a": now.Add(-time.Hour)},
+			unavailable:  map[string]string{"a": "the ManagedCluster's availability is Unknown"},
+			detached:     map[string]bool{"a": true},
+			want:         want{deletes: []string{"a"}, upToDate: []string{"b"}},
+		},
 		"every cluster dropped while unreachable, moveStrategy Immediate: the works are kept": {
 			pmw: newPMW("app:1", nil, immediate), owned: works(newPMW("app:1", nil, nil), "a", "b"),
 			leavingSince: map[string]time.Time{"a": now, "b": now},
@@ -252,7 +262,7 @@ func TestPlanWrites(t *testing.T) {
 			obs := &observation{
 				inputs: inputs{placement: &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}},
 					decisions: []clusterv1beta1.PlacementDecision{decision}, clusters: tc.clusters, owned: tc.owned,
-					unavailable: tc.unavailable, availableSince: tc.availableSince},
+					unavailable: tc.unavailable, availableSince: tc.availableSince, detached: tc.detached},
 				desired: desired{builder: builder, templateHash: builder.TemplateHash(), current: tc.current, plan: plan},
 			}
 			if obs.owned == nil {

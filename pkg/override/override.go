@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -62,7 +63,7 @@ type compiled struct {
 	name      string
 	names     map[string]bool // nil: any name
 	labels    labels.Selector // nil: any labels
-	claims    labels.Selector // nil: any claims
+	claims    claimSelector   // nil: any claims
 	manifests []workv1alpha1.OverrideManifest
 	image     *imageRewrite
 	patches   []patchOp
@@ -154,7 +155,7 @@ func compileOverride(i int, o *workv1alpha1.ClusterOverride) (*compiled, Problem
 		if c.labels, msg = selector(cl.LabelSelector); msg != "" {
 			bad(".clusters.labelSelector", "%s", msg)
 		}
-		if c.claims, msg = selector(cl.ClaimSelector); msg != "" {
+		if c.claims, msg = newClaimSelector(cl.ClaimSelector); msg != "" {
 			bad(".clusters.claimSelector", "%s", msg)
 		}
 	}
@@ -267,6 +268,82 @@ func selector(s *metav1.LabelSelector) (labels.Selector, string) {
 	return sel, ""
 }
 
+// claimSelector is a claimSelector: a label selector over ClusterClaims (claim name → value) that, unlike a label
+// selector, takes any value, since a claim's value need not be a valid label value (the kube version claim is
+// v1.29.3+k3s1). It is the requirements of metav1.LabelSelector, all of which must hold.
+type claimSelector []claimRequirement
+
+type claimRequirement struct {
+	key    string
+	op     metav1.LabelSelectorOperator
+	values map[string]bool
+}
+
+// newClaimSelector compiles s; nil selects any claims. The message says what is wrong when s cannot be used.
+func newClaimSelector(s *metav1.LabelSelector) (claimSelector, string) {
+	if s == nil {
+		return nil, ""
+	}
+	out := claimSelector{}
+	keys := make([]string, 0, len(s.MatchLabels))
+	for k := range s.MatchLabels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, claimRequirement{key: k, op: metav1.LabelSelectorOpIn, values: map[string]bool{s.MatchLabels[k]: true}})
+	}
+	for i, e := range s.MatchExpressions {
+		if e.Key == "" {
+			return nil, fmt.Sprintf("matchExpressions[%d].key is empty", i)
+		}
+		switch e.Operator {
+		case metav1.LabelSelectorOpIn, metav1.LabelSelectorOpNotIn:
+			if len(e.Values) == 0 {
+				return nil, fmt.Sprintf("matchExpressions[%d]: %s needs at least one value", i, e.Operator)
+			}
+		case metav1.LabelSelectorOpExists, metav1.LabelSelectorOpDoesNotExist:
+			if len(e.Values) > 0 {
+				return nil, fmt.Sprintf("matchExpressions[%d]: %s takes no values", i, e.Operator)
+			}
+		default:
+			return nil, fmt.Sprintf("matchExpressions[%d]: %q is not In, NotIn, Exists or DoesNotExist", i, e.Operator)
+		}
+		r := claimRequirement{key: e.Key, op: e.Operator, values: map[string]bool{}}
+		for _, v := range e.Values {
+			r.values[v] = true
+		}
+		out = append(out, r)
+	}
+	return out, ""
+}
+
+// matches reports whether the claims meet every requirement.
+func (s claimSelector) matches(claims map[string]string) bool {
+	for _, r := range s {
+		v, ok := claims[r.key]
+		switch r.op {
+		case metav1.LabelSelectorOpIn:
+			if !ok || !r.values[v] {
+				return false
+			}
+		case metav1.LabelSelectorOpNotIn:
+			if ok && r.values[v] {
+				return false
+			}
+		case metav1.LabelSelectorOpExists:
+			if !ok {
+				return false
+			}
+		case metav1.LabelSelectorOpDoesNotExist:
+			if ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Len is the number of overrides.
 func (s *Set) Len() int {
 	if s == nil {
@@ -278,7 +355,7 @@ func (s *Set) Len() int {
 func (o *compiled) selectsCluster(c Cluster) bool {
 	return (o.names == nil || o.names[c.Name]) &&
 		(o.labels == nil || o.labels.Matches(labels.Set(c.Labels))) &&
-		(o.claims == nil || o.claims.Matches(labels.Set(c.Claims)))
+		(o.claims == nil || o.claims.matches(c.Claims))
 }
 
 // selectsManifest reports whether one of the override's manifests entries matches m; without entries, every

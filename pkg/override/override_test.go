@@ -109,7 +109,7 @@ func TestCompileProblems(t *testing.T) {
 				{Override: "Bad_Name", Field: "spec.overrides[0].name", Message: `"Bad_Name" is not a name`},
 				{Override: "dup", Field: "spec.overrides[2].name", Message: "dup is also the name of spec.overrides[1]"},
 				{Override: "empty", Field: "spec.overrides[3]", Message: "the override changes nothing"},
-				{Override: "sel", Field: "spec.overrides[4].clusters.claimSelector", Message: `"Sometimes" is not a valid label selector operator`},
+				{Override: "sel", Field: "spec.overrides[4].clusters.claimSelector", Message: `matchExpressions[0]: "Sometimes" is not In, NotIn, Exists or DoesNotExist`},
 			},
 		},
 		"too many overrides and patches": {
@@ -159,15 +159,24 @@ func TestSelects(t *testing.T) {
 			ClaimSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"platform.open-cluster-management.io": "GCP"}}}},
 		workv1alpha1.ClusterOverride{Name: "no-region", Patches: patch, Clusters: &workv1alpha1.OverrideClusters{
 			LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "region", Operator: metav1.LabelSelectorOpDoesNotExist}}}}},
+		// A claim's value need not be a label value: the kube version claim of a k3s cluster.
+		workv1alpha1.ClusterOverride{Name: "k3s", Patches: patch, Clusters: &workv1alpha1.OverrideClusters{
+			ClaimSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubeversion.open-cluster-management.io": "v1.29.3+k3s1"}}}},
+		workv1alpha1.ClusterOverride{Name: "not-k3s", Patches: patch, Clusters: &workv1alpha1.OverrideClusters{
+			ClaimSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "kubeversion.open-cluster-management.io", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"v1.29.3+k3s1"}},
+				{Key: "platform.open-cluster-management.io", Operator: metav1.LabelSelectorOpExists}}}}},
 	)
+	k3s := Cluster{Name: "edge-1", Claims: map[string]string{"kubeversion.open-cluster-management.io": "v1.29.3+k3s1", "platform.open-cluster-management.io": "Other"}}
 	cases := map[string]struct {
 		cluster Cluster
 		want    []string
 	}{
-		"eu by labels and claims":        {cluster: eu, want: []string{"every", "empty-clusters", "labels", "claims"}},
-		"us by name, claims and all":     {cluster: us, want: []string{"every", "empty-clusters", "names", "claims", "all-parts"}},
-		"no labels or claims: by name":   {cluster: bare, want: []string{"every", "empty-clusters", "names", "no-region"}},
-		"an unknown cluster: empty only": {cluster: Cluster{Name: "x"}, want: []string{"every", "empty-clusters", "no-region"}},
+		"eu by labels and claims":              {cluster: eu, want: []string{"every", "empty-clusters", "labels", "claims", "not-k3s"}},
+		"us by name, claims and all":           {cluster: us, want: []string{"every", "empty-clusters", "names", "claims", "all-parts", "not-k3s"}},
+		"a claim value that is no label value": {cluster: k3s, want: []string{"every", "empty-clusters", "no-region", "k3s"}},
+		"no labels or claims: by name":         {cluster: bare, want: []string{"every", "empty-clusters", "names", "no-region"}},
+		"an unknown cluster: empty only":       {cluster: Cluster{Name: "x"}, want: []string{"every", "empty-clusters", "no-region"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

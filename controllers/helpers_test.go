@@ -3,6 +3,8 @@ package controllers
 import (
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
@@ -37,4 +39,15 @@ func plannedWorks(t *testing.T, p *workv1alpha1.PlacementManifestWork, clusters 
 		out[c] = w
 	}
 	return out, plan, b
+}
+
+// decisionOf is the PlacementDecision p-1 of Placement ns/p, deciding the clusters, as the pure tests give it to
+// planWrites, desiredState and the rollout.
+func decisionOf(clusters ...string) clusterv1beta1.PlacementDecision {
+	d := clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Name: "p-1", Namespace: "ns",
+		Labels: map[string]string{clusterv1beta1.PlacementLabel: "p"}}}
+	for _, c := range clusters {
+		d.Status.Decisions = append(d.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c})
+	}
+	return d
 }

@@ -162,11 +162,7 @@ func TestRolledBackDesiredState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	decision := clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Name: "p-1", Namespace: "ns",
-		Labels: map[string]string{clusterv1beta1.PlacementLabel: "p"}}}
-	for _, c := range clusters {
-		decision.Status.Decisions = append(decision.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c})
-	}
+	decision := decisionOf(clusters...)
 	obs := &observation{inputs: inputs{placementFound: true, placement: &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}},
 		decisions: []clusterv1beta1.PlacementDecision{decision}, clusters: clusters, owned: owned, template: manifests}}
 	d, invalid, _, err := desiredState(rb, &obs.inputs, remembered{deliveredKnown: true}, now)

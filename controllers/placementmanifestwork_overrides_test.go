@@ -76,11 +76,7 @@ func overridesInputs(t testing.TB, p *workv1alpha1.PlacementManifestWork, fleet 
 	if owned == nil {
 		owned = map[string]*workv1.ManifestWork{}
 	}
-	decision := clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Name: "p-1", Namespace: "ns",
-		Labels: map[string]string{clusterv1beta1.PlacementLabel: "p"}}}
-	for _, c := range clusters {
-		decision.Status.Decisions = append(decision.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c})
-	}
+	decision := decisionOf(clusters...)
 	return &inputs{placementName: "p", placementFound: true, clusters: clusters, owned: owned, shares: ownedShares(owned),
 		template: manifests, overrides: set, workName: "w",
 		placement: &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}},

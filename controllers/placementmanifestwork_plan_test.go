@@ -254,11 +254,7 @@ func TestPlanWrites(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// The works as the manager plans them (the template marker stamped too).
 			_, plan, builder := plannedWorks(t, tc.pmw, tc.clusters...)
-			decision := clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Name: "p-1", Namespace: "ns",
-				Labels: map[string]string{clusterv1beta1.PlacementLabel: "p"}}}
-			for _, c := range tc.clusters {
-				decision.Status.Decisions = append(decision.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c})
-			}
+			decision := decisionOf(tc.clusters...)
 			obs := &observation{
 				inputs: inputs{placement: &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}},
 					decisions: []clusterv1beta1.PlacementDecision{decision}, clusters: tc.clusters, owned: tc.owned,

@@ -19,11 +19,7 @@ import (
 
 func TestPlanRollout(t *testing.T) {
 	placement := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}
-	decision := clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Name: "p-1", Namespace: "ns",
-		Labels: map[string]string{clusterv1beta1.PlacementLabel: "p"}}}
-	for _, c := range []string{"a", "b", "c"} {
-		decision.Status.Decisions = append(decision.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c})
-	}
+	decision := decisionOf("a", "b", "c")
 	work := func(hash string) *workv1.ManifestWork {
 		return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{workv1alpha1.AnnotationTemplateHash: hash}}}
 	}

@@ -39,6 +39,17 @@ var _ = Describe("kubectl pmw plan", func() {
 	kubeconfig := fw.Kubeconfig
 	run := func(args ...string) (stdout, stderr string, code int) { return suite.Plugin(ctx, args...) }
 
+	// deliverWeb creates the PlacementManifestWork web (a ConfigMap, v: one) on two decided clusters, waits until
+	// both have its work, and returns an administrator's kubeconfig.
+	deliverWeb := func() (admin string) {
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "one"})).Obj()
+		Expect(k8s.Create(ctx, pmw.DeepCopy())).To(Succeed())
+		Eventually(func(g Gomega) { g.Expect(fw.WorkClusters(g, pmw)).To(Equal(clusters)) }, timeout, interval).Should(Succeed())
+		return kubeconfig("plan-admin-"+ns, "system:masters")
+	}
+
 	// file writes a PlacementManifestWork as a user's file, without status and server fields.
 	file := func(pmw *workv1alpha1.PlacementManifestWork) string {
 		out := pmw.DeepCopy()
@@ -51,12 +62,7 @@ var _ = Describe("kubectl pmw plan", func() {
 	}
 
 	It("plans a changed file against the live works, a live one as it is, and refuses what the API server refuses", func() {
-		clusters := fw.NewClusters(2)
-		fw.Decide(ns, "p", "p-decision-1", clusters...)
-		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "one"})).Obj()
-		Expect(k8s.Create(ctx, pmw.DeepCopy())).To(Succeed())
-		Eventually(func(g Gomega) { g.Expect(fw.WorkClusters(g, pmw)).To(Equal(clusters)) }, timeout, interval).Should(Succeed())
-		admin := kubeconfig("plan-admin-"+ns, "system:masters")
+		admin := deliverWeb()
 
 		changed := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "two"})).Obj()
 		stdout, stderr, code := run("plan", "-f", file(changed), "--kubeconfig", admin)
@@ -81,12 +87,7 @@ var _ = Describe("kubectl pmw plan", func() {
 	})
 
 	It("keeps what kubectl apply keeps of a live one the file does not set: a paused rollout plans no update", func() {
-		clusters := fw.NewClusters(2)
-		fw.Decide(ns, "p", "p-decision-1", clusters...)
-		pmw := framework.MakePMW("web", ns).Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "one"})).Obj()
-		Expect(k8s.Create(ctx, pmw.DeepCopy())).To(Succeed())
-		Eventually(func(g Gomega) { g.Expect(fw.WorkClusters(g, pmw)).To(Equal(clusters)) }, timeout, interval).Should(Succeed())
-		admin := kubeconfig("plan-admin-"+ns, "system:masters")
+		admin := deliverWeb()
 		_, stderr, code := run("rollout", "pause", "web", "-n", ns, "--kubeconfig", admin)
 		Expect(code).To(Equal(kubectlpmw.ExitOK), "stderr: %s", stderr)
 

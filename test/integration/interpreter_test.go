@@ -62,6 +62,13 @@ var _ = Describe("ResourceInterpreter", func() {
 			"spec":     map[string]any{"instances": instances},
 		}
 	}
+	// splitOrders is a PMW splitting a Database of 5 instances with no fieldPath: the interpreter says
+	// .spec.instances.
+	splitOrders := func() *workv1alpha1.PlacementManifestWork {
+		return framework.MakePMW("orders", ns).Placement("p").Manifest(database(5)).
+			Strategy(workv1alpha1.DistributionStrategy{Name: "orders", Namespace: "default", Kind: "Database", Type: workv1alpha1.DistributionSplit,
+				Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}}).Obj()
+	}
 	ready := func(g Gomega, ri *workv1alpha1.ResourceInterpreter) *metav1.Condition {
 		got := &workv1alpha1.ResourceInterpreter{}
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(ri), got)).To(Succeed())
@@ -107,10 +114,7 @@ var _ = Describe("ResourceInterpreter", func() {
 
 		clusters := fw.NewClusters(2)
 		fw.Decide(ns, "p", "p-decision-1", clusters...)
-		// No fieldPath: the interpreter says .spec.instances.
-		pmw := framework.MakePMW("orders", ns).Placement("p").Manifest(database(5)).
-			Strategy(workv1alpha1.DistributionStrategy{Name: "orders", Namespace: "default", Kind: "Database", Type: workv1alpha1.DistributionSplit,
-				Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}}).Obj()
+		pmw := splitOrders()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 
 		Eventually(func(g Gomega) {
@@ -208,10 +212,7 @@ var _ = Describe("ResourceInterpreter", func() {
 
 		clusters := fw.NewClusters(2)
 		fw.Decide(ns, "p", "p-decision-1", clusters...)
-		// No fieldPath: the interpreter says .spec.instances.
-		pmw := framework.MakePMW("orders", ns).Placement("p").Manifest(database(5)).
-			Strategy(workv1alpha1.DistributionStrategy{Name: "orders", Namespace: "default", Kind: "Database", Type: workv1alpha1.DistributionSplit,
-				Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}}).Obj()
+		pmw := splitOrders()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 		// asBefore: distributed, split by .spec.instances, and every work asks for the interpreter's feedback.
 		asBefore := func(g Gomega) {

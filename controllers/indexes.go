@@ -12,6 +12,7 @@ import (
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/labelindex"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 )
 
 // Field index keys on PlacementManifestWorks and ManagedClusters; those that mirror a label are labelindex's.
@@ -74,7 +75,7 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 		return fmt.Errorf("indexing PlacementManifestWorks by propagateDependencies: %w", err)
 	}
 	if err := idx.IndexField(ctx, &clusterv1.ManagedCluster{}, IndexUnavailable, func(o client.Object) []string {
-		if unavailable(o.(*clusterv1.ManagedCluster)) != "" {
+		if health.ManagedClusterUnavailable(o.(*clusterv1.ManagedCluster)) != "" {
 			return []string{"true"}
 		}
 		return nil

@@ -316,7 +316,7 @@ func (r *PlacementManifestWorkReconciler) unavailableClusters(ctx context.Contex
 	}
 	out := map[string]string{}
 	for i := range list.Items {
-		if why := unavailable(&list.Items[i]); why != "" {
+		if why := health.ManagedClusterUnavailable(&list.Items[i]); why != "" {
 			out[list.Items[i].Name] = why
 		}
 	}
@@ -346,9 +346,4 @@ func (r *PlacementManifestWorkReconciler) leavingClusterFacts(ctx context.Contex
 		}
 	}
 	return availableSince, detached, nil
-}
-
-// unavailable says why a ManagedCluster is not available, or "" when it is (health.ManagedClusterUnavailable).
-func unavailable(mc *clusterv1.ManagedCluster) string {
-	return health.ManagedClusterUnavailable(mc)
 }

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 )
 
@@ -75,7 +76,7 @@ func availabilityChanged() predicate.Predicate {
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			before, ok1 := e.ObjectOld.(*clusterv1.ManagedCluster)
 			after, ok2 := e.ObjectNew.(*clusterv1.ManagedCluster)
-			return ok1 && ok2 && unavailable(before) != unavailable(after)
+			return ok1 && ok2 && health.ManagedClusterUnavailable(before) != health.ManagedClusterUnavailable(after)
 		},
 	}
 }

@@ -44,7 +44,7 @@ func main() {
 		steady      = flag.Duration("steady", 60*time.Second, "Steady-state window in which requests are counted; 0 skips it.")
 		peer        = flag.Bool("peer", true, "Run OCM's ManifestWorkReplicaSet controller too.")
 		limit       = flag.Bool("limit", true, "Run the limit (plain unbounded client) too.")
-		limitPar    = flag.String("limit-parallel", "", "Also run plain clients with these many creates in flight (no rate limit), comma-separated, for reference.")
+		limitPar    = flag.String("limit-parallel", "", "Also run plain clients with these many creates in flight (no rate limit), comma-separated, for reference (the cluster rows and the many-rows).")
 		contendersF = flag.String("contenders", "manager,ocm", "Which controllers run: manager, ocm (ocm only with -peer).")
 		managerBin  = flag.String("manager", "bin/manager", "The manager binary (go build ./cmd).")
 		managerArgs = flag.String("manager-args", "", "Extra flags for the manager, space-separated (the defaults otherwise).")
@@ -269,6 +269,9 @@ func run(ctx context.Context, cfg config) int {
 			}
 			for _, plain := range kind.plainLimits {
 				record(b.runLimit(ctx, kind.name, m.jobs, m.clusters, pool, 0, plain))
+			}
+			for _, k := range cfg.limitParallel {
+				record(b.runLimit(ctx, kind.name, m.jobs, m.clusters, pool, k, false))
 			}
 			for _, c := range contenders {
 				if ctx.Err() == nil && !strings.HasPrefix(c.title(), "manager ") { // managers with other flags: cluster rows only

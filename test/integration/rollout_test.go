@@ -95,17 +95,23 @@ var _ = Describe("Rollout, failover and moves", func() {
 		}, timeout, interval).Should(Succeed())
 	}
 
-	It("rolls a template change out one cluster at a time with Progressive maxConcurrency 1", func() {
-		clusters := fw.NewClusters(3)
+	// progressive creates PMW name of one ConfigMap (v "1") over n new decided clusters, rolled out one cluster
+	// at a time.
+	progressive := func(name string, n int) (*workv1alpha1.PlacementManifestWork, []string) {
+		clusters := fw.NewClusters(n)
 		fw.Decide(ns, "p", "p-decision-1", clusters...)
-		one := intstr.FromInt32(1)
-		pmw := framework.MakePMW("progressive", ns).Placement("p").
+		pmw := framework.MakePMW(name, ns).Placement("p").
 			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
 		pmw.Spec.RolloutStrategy = &clusterv1alpha1.RolloutStrategy{
 			Type:        clusterv1alpha1.Progressive,
-			Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: one},
+			Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)},
 		}
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		return pmw, clusters
+	}
+
+	It("rolls a template change out one cluster at a time with Progressive maxConcurrency 1", func() {
+		pmw, clusters := progressive("progressive", 3)
 
 		// Clusters joining are governed too: one at a time, each when the previous one is available.
 		for i, c := range clusters {
@@ -158,15 +164,7 @@ var _ = Describe("Rollout, failover and moves", func() {
 	// OCM's agent keeps WorkAvailable's lastTransitionTime while the condition stays True across a template
 	// update, so the soak (minSuccessTime) of an update is counted from when the new template arrived.
 	It("soaks a template update for minSuccessTime on a cluster available long before it", func() {
-		clusters := fw.NewClusters(2)
-		fw.Decide(ns, "p", "p-decision-1", clusters...)
-		pmw := framework.MakePMW("soak", ns).Placement("p").
-			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
-		pmw.Spec.RolloutStrategy = &clusterv1alpha1.RolloutStrategy{
-			Type:        clusterv1alpha1.Progressive,
-			Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)},
-		}
-		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		pmw, clusters := progressive("soak", 2)
 		for _, c := range clusters {
 			Eventually(func(g Gomega) { g.Expect(hasWork(pmw, c)).To(BeTrue()) }, timeout, interval).Should(Succeed())
 			available(pmw, c, T)
@@ -205,15 +203,7 @@ var _ = Describe("Rollout, failover and moves", func() {
 	})
 
 	It("stops a progressive rollout on a failure beyond maxFailures and says so", func() {
-		clusters := fw.NewClusters(3)
-		fw.Decide(ns, "p", "p-decision-1", clusters...)
-		pmw := framework.MakePMW("stop", ns).Placement("p").
-			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
-		pmw.Spec.RolloutStrategy = &clusterv1alpha1.RolloutStrategy{
-			Type:        clusterv1alpha1.Progressive,
-			Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)},
-		}
-		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		pmw, clusters := progressive("stop", 3)
 		Eventually(func(g Gomega) { g.Expect(hasWork(pmw, clusters[0])).To(BeTrue()) }, timeout, interval).Should(Succeed())
 		available(pmw, clusters[0], F) // the first cluster fails to apply
 

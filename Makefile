@@ -11,8 +11,9 @@ all: build
 ##@ Development
 
 .PHONY: manifests
-manifests: ## Generate the CRD and RBAC from markers.
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=false paths="./api/..." paths="./controllers/..." paths="./internal/fleet/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+manifests: ## Generate the CRD and the two ClusterRoles from markers: the manager's (config/rbac/role.yaml) and transparent mode's (config/rbac/fleet/role.yaml).
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=false paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=fleet-role paths="./internal/fleet/..." output:rbac:artifacts:config=config/rbac/fleet
 
 .PHONY: generate
 generate: ## Generate deepcopy code.

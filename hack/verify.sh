@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Fails when generated files (deepcopy, CRD, RBAC), go.mod/go.sum or formatting are not current: it
-# regenerates them and compares checksums from before and after, so it works on uncommitted trees too. Then
-# go vet and golangci-lint (make lint: .golangci.yml, the e2e build tag included) must pass.
+# Fails when generated files (deepcopy, CRD, the manager's and transparent mode's ClusterRoles), go.mod/go.sum
+# or formatting are not current: it regenerates them and compares checksums from before and after, so it works
+# on uncommitted trees too. Then go vet and golangci-lint (make lint: .golangci.yml, the e2e build tag included)
+# must pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 generated() {
-  ls api/*/zz_generated.deepcopy.go api/*/*/zz_generated.deepcopy.go config/crd/bases/*.yaml config/rbac/role.yaml go.mod go.sum
+  ls api/*/zz_generated.deepcopy.go api/*/*/zz_generated.deepcopy.go config/crd/bases/*.yaml config/rbac/role.yaml config/rbac/fleet/role.yaml go.mod go.sum
 }
 checksums() { generated | xargs sha256sum; }
 

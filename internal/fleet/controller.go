@@ -103,7 +103,8 @@ func clusterOwn(gvk schema.GroupVersionKind, ns, name string) bool {
 // generated PlacementManifestWork and Placement, sets its ConditionFleetObjectsDelivered, and reads their
 // decisions, works, ControllerRevisions, the ManagedClusters' availability and the ResourceInterpreters
 // (cached). The manager's own rules grant most of these too; they are listed so the fleet controller's needs
-// are in one place.
+// are in one place: `make manifests` writes them into their own ClusterRole, config/rbac/fleet/role.yaml, which
+// the chart grants only in transparent mode.
 //
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=work.open-cluster-management.io,resources=placementmanifestworks,verbs=get;list;watch;create;patch;delete

@@ -95,10 +95,12 @@ func secretFiles(t *testing.T, o *unstructured.Unstructured) map[string][]byte {
 	return out
 }
 
+// managerDeployment is the manager's Deployment among objs: the chart's (component controller-manager) or
+// config/default's (control-plane: controller-manager), not the fleet API server's.
 func managerDeployment(t *testing.T, objs []*unstructured.Unstructured) *appsv1.Deployment {
 	t.Helper()
 	for _, o := range ofKind(objs, "Deployment") {
-		if o.GetLabels()["app.kubernetes.io/component"] == "controller-manager" {
+		if o.GetLabels()["app.kubernetes.io/component"] == "controller-manager" || o.GetLabels()["control-plane"] == "controller-manager" {
 			return convert[appsv1.Deployment](t, o)
 		}
 	}

@@ -308,7 +308,7 @@ var chartlessFlags = map[string]bool{
 	"zap-stacktrace-level": true,
 	"zap-time-encoding":    true,
 	"pprof-bind-address":   true, // profiling is for a debugging session, not for a release's values
-	"fleet-kubeconfig":     true, // transparent mode is experimental: extraArgs and a mounted kubeconfig
+	"fleet-kubeconfig":     true, // transparent mode, off by default: fleetAPIServer.enabled or .kubeconfigSecret set it (and grant its ClusterRole)
 }
 
 // deployedArgs are the manager container's arguments in the chart (default and custom values) and

@@ -24,18 +24,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// markerDirs are the directories `make manifests` gives controller-gen (paths=./api/... paths=./controllers/...
-// paths=./internal/fleet/...).
-var markerDirs = []string{"api", "controllers", filepath.Join("internal", "fleet")}
+// managerMarkerDirs are the directories whose markers `make manifests` makes the manager's ClusterRole of
+// (config/rbac/role.yaml: paths=./api/... paths=./controllers/...), fleetMarkerDirs those of transparent mode's
+// ClusterRole (config/rbac/fleet/role.yaml: paths=./internal/fleet/...), which is granted only with transparent
+// mode: without --fleet-kubeconfig the manager uses none of it.
+var (
+	managerMarkerDirs = []string{"api", "controllers"}
+	fleetMarkerDirs   = []string{filepath.Join("internal", "fleet")}
+)
 
 var markerRE = regexp.MustCompile(`^\s*//\s*\+kubebuilder:rbac:(.+)$`)
 
-// markerPermissions reads every +kubebuilder:rbac marker and returns the permissions they grant, one
-// "group|resource|verb" entry each.
-func markerPermissions(t *testing.T) []string {
+// markerPermissions reads every +kubebuilder:rbac marker of the Go files under dirs and returns the permissions
+// they grant, one "group|resource|verb" entry each.
+func markerPermissions(t *testing.T, dirs []string) []string {
 	t.Helper()
 	set := map[string]bool{}
-	for _, dir := range markerDirs {
+	for _, dir := range dirs {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d os.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
 				return err
@@ -78,7 +83,7 @@ func markerPermissions(t *testing.T) []string {
 		}
 	}
 	if len(set) == 0 {
-		t.Fatal("no +kubebuilder:rbac markers found")
+		t.Fatalf("no +kubebuilder:rbac markers found in %v", dirs)
 	}
 	return sortedKeys(set)
 }
@@ -143,30 +148,107 @@ func rulesOf(t *testing.T, o *unstructured.Unstructured) []rbacv1.PolicyRule {
 	return convert[rbacv1.Role](t, o).Rules
 }
 
-// TestRBACMatchesMarkers: config/rbac/role.yaml grants exactly what the +kubebuilder:rbac markers ask for
-// (make verify checks that it is controller-gen's current output), and so do the chart's and config/default's
-// ClusterRoles.
-func TestRBACMatchesMarkers(t *testing.T) {
-	want := markerPermissions(t)
-	role := roleFile(t, "config/rbac/role.yaml")
-	if role.GetKind() != "ClusterRole" {
-		t.Fatalf("config/rbac/role.yaml holds a %s, want the ClusterRole controller-gen writes", role.GetKind())
-	}
-	if got := permissions(rulesOf(t, role)); !slices.Equal(got, want) {
-		t.Errorf("config/rbac/role.yaml grants\n  %v\nthe markers ask for\n  %v\nrun `make manifests`", got, want)
-	}
+// isFleetRole tells transparent mode's ClusterRole (the chart's <fullname>-manager-fleet) from the manager's.
+func isFleetRole(o *unstructured.Unstructured) bool {
+	return strings.HasSuffix(o.GetName(), "-manager-fleet")
+}
 
-	for name, objs := range renderedRBACSources(t) {
-		crs := ofKind(objs, "ClusterRole")
-		if len(crs) != 1 {
-			t.Errorf("%s: want one ClusterRole, got %d", name, len(crs))
+// managerServiceAccount is the ServiceAccount the manager's Deployment among objs runs as, as a binding's
+// subject names it: "namespace/name".
+func managerServiceAccount(t *testing.T, objs []*unstructured.Unstructured) string {
+	t.Helper()
+	d := managerDeployment(t, objs)
+	return d.Namespace + "/" + d.Spec.Template.Spec.ServiceAccountName
+}
+
+// boundTo tells whether a ClusterRoleBinding among objs binds the ClusterRole role to the ServiceAccount sa
+// ("namespace/name").
+func boundTo(t *testing.T, objs []*unstructured.Unstructured, role *unstructured.Unstructured, sa string) bool {
+	t.Helper()
+	for _, o := range ofKind(objs, "ClusterRoleBinding") {
+		b := convert[rbacv1.ClusterRoleBinding](t, o)
+		if b.RoleRef.Kind != "ClusterRole" || b.RoleRef.Name != role.GetName() {
 			continue
 		}
-		if got := permissions(rulesOf(t, crs[0])); !slices.Equal(got, want) {
-			t.Errorf("%s: the ClusterRole grants\n  %v\nthe markers ask for\n  %v\nrun `make chart`", name, got, want)
+		for _, s := range b.Subjects {
+			if s.Kind == "ServiceAccount" && s.Namespace+"/"+s.Name == sa {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestRBACMatchesMarkers: config/rbac/role.yaml grants exactly what the +kubebuilder:rbac markers of
+// controllers/ ask for, and config/rbac/fleet/role.yaml what those of internal/fleet/ ask for (make verify
+// checks that both are controller-gen's current output). The chart and config/default hold the manager's
+// ClusterRole, and transparent mode's beside it only in transparent mode, each bound to the manager's
+// ServiceAccount: without transparent mode, no role of theirs grants a permission only transparent mode uses.
+func TestRBACMatchesMarkers(t *testing.T) {
+	wantManager, wantFleet := markerPermissions(t, managerMarkerDirs), markerPermissions(t, fleetMarkerDirs)
+	for _, f := range []struct {
+		file, name string
+		want       []string
+	}{
+		{"config/rbac/role.yaml", "manager-role", wantManager},
+		{"config/rbac/fleet/role.yaml", "fleet-role", wantFleet},
+	} {
+		role := roleFile(t, f.file)
+		if role.GetKind() != "ClusterRole" || role.GetName() != f.name {
+			t.Errorf("%s holds the %s %s, want the ClusterRole %s controller-gen writes", f.file, role.GetKind(), role.GetName(), f.name)
+			continue
+		}
+		if got := permissions(rulesOf(t, role)); !slices.Equal(got, f.want) {
+			t.Errorf("%s grants\n  %v\nthe markers ask for\n  %v\nrun `make manifests`", f.file, got, f.want)
+		}
+	}
+	// What only transparent mode uses: a role granting any of it without transparent mode grants too much.
+	fleetOnly := map[string]bool{}
+	for _, p := range wantFleet {
+		if !slices.Contains(wantManager, p) {
+			fleetOnly[p] = true
+		}
+	}
+	if len(fleetOnly) == 0 {
+		t.Error("internal/fleet's markers ask for nothing beyond the manager's: the check of the installs without transparent mode below proves nothing")
+	}
+
+	for name, src := range renderedRBACSources(t) {
+		sa := managerServiceAccount(t, src.objs)
+		crs := ofKind(src.objs, "ClusterRole")
+		var fleetRoles, managerRoles int
+		for _, cr := range crs {
+			want, what := wantManager, "the markers of controllers/"
+			if isFleetRole(cr) {
+				want, what = wantFleet, "the markers of internal/fleet/"
+				fleetRoles++
+			} else {
+				managerRoles++
+			}
+			if got := permissions(rulesOf(t, cr)); !slices.Equal(got, want) {
+				t.Errorf("%s: %s grants\n  %v\n%s ask for\n  %v\nrun `make chart`", name, describe(cr), got, what, want)
+			}
+			if !boundTo(t, src.objs, cr, sa) {
+				t.Errorf("%s: no ClusterRoleBinding binds %s to the manager's ServiceAccount %s", name, describe(cr), sa)
+			}
+		}
+		if managerRoles != 1 {
+			t.Errorf("%s: want the manager's ClusterRole once, got %d ClusterRoles %v", name, managerRoles, names(crs))
+		}
+		if want := map[bool]int{false: 0, true: 1}[src.fleet]; fleetRoles != want {
+			t.Errorf("%s (transparent mode %v): want %d of transparent mode's ClusterRole, got %d (ClusterRoles %v)", name, src.fleet, want, fleetRoles, names(crs))
+		}
+		if !src.fleet {
+			for _, o := range append(ofKind(src.objs, "Role"), crs...) {
+				for _, p := range permissions(rulesOf(t, o)) {
+					if fleetOnly[p] {
+						t.Errorf("%s: %s grants %s, which only transparent mode uses (--fleet-kubeconfig, off here)", name, describe(o), p)
+					}
+				}
+			}
 		}
 		// The leader election Role is the one in config/rbac, verbatim.
-		if roles := ofKind(objs, "Role"); len(roles) == 1 {
+		if roles := ofKind(src.objs, "Role"); len(roles) == 1 {
 			wantLE := permissions(rulesOf(t, roleFile(t, "config/rbac/leader_election_role.yaml")))
 			if got := permissions(rulesOf(t, roles[0])); !slices.Equal(got, wantLE) {
 				t.Errorf("%s: the leader election Role grants %v, config/rbac/leader_election_role.yaml %v", name, got, wantLE)
@@ -177,13 +259,25 @@ func TestRBACMatchesMarkers(t *testing.T) {
 	}
 }
 
+func names(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.GetName())
+	}
+	return out
+}
+
 // TestRBACNoWildcards fails on any "*" in the rules of config/rbac, the chart and config/default, on verbs that
 // let the manager grant itself more (escalate, bind, impersonate), and on bindings to roles that are not the
 // manager's own.
 func TestRBACNoWildcards(t *testing.T) {
-	sources := renderedRBACSources(t)
+	sources := map[string][]*unstructured.Unstructured{}
+	for name, src := range renderedRBACSources(t) {
+		sources[name] = src.objs
+	}
 	files, _ := filepath.Glob(filepath.Join(root, "config", "rbac", "*.yaml"))
-	for _, f := range files {
+	fleetFiles, _ := filepath.Glob(filepath.Join(root, "config", "rbac", "fleet", "*.yaml"))
+	for _, f := range append(files, fleetFiles...) {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -245,16 +339,35 @@ func TestRBACNoWildcards(t *testing.T) {
 	}
 }
 
-// renderedRBACSources renders the chart with default and custom values (leader election on) and config/default.
-func renderedRBACSources(t *testing.T) map[string][]*unstructured.Unstructured {
+// rbacSource is an install's RBAC objects and its manager's Deployment; fleet says whether it runs transparent
+// mode (the manager gets --fleet-kubeconfig), so that transparent mode's ClusterRole belongs there.
+type rbacSource struct {
+	objs  []*unstructured.Unstructured
+	fleet bool
+}
+
+// renderedRBACSources renders the chart with default and custom values (leader election on), in both of
+// transparent mode's settings (a fleet API server the chart installs, an external one), and config/default.
+func renderedRBACSources(t *testing.T) map[string]rbacSource {
 	t.Helper()
-	out := map[string][]*unstructured.Unstructured{
-		"chart with default values": render(t, "placement-manifestwork", "pmw-system"),
-		"chart with custom values": render(t, "custom", "pmw-system", "--values", customValues,
-			"--set", "replicas=2", "--set", "leaderElection.enabled=true", "--set", "leaderElection.namespace=leases"),
+	out := map[string]rbacSource{
+		"chart with default values": {objs: render(t, "placement-manifestwork", "pmw-system")},
+		"chart with custom values": {objs: render(t, "custom", "pmw-system", "--values", customValues,
+			"--set", "replicas=2", "--set", "leaderElection.enabled=true", "--set", "leaderElection.namespace=leases")},
+		"chart with fleetAPIServer.enabled": {fleet: true,
+			objs: render(t, "placement-manifestwork", "pmw-system", "--set", "fleetAPIServer.enabled=true")},
+		"chart with fleetAPIServer.kubeconfigSecret": {fleet: true,
+			objs: render(t, "custom", "pmw-system", "--values", customValues, "--set", "leaderElection.enabled=true",
+				"--set", "fleetAPIServer.kubeconfigSecret=fleet")},
 	}
 	if kustomized := kustomizeOrNil(t, "config/default"); kustomized != nil {
-		out["config/default"] = kustomized
+		out["config/default"] = rbacSource{objs: kustomized}
+	}
+	for name, src := range out {
+		args := managerContainer(t, managerDeployment(t, src.objs)).Args
+		if got := slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--fleet-kubeconfig") }); got != src.fleet {
+			t.Fatalf("%s: the manager runs with --fleet-kubeconfig: %v, want %v (args %q)", name, got, src.fleet, args)
+		}
 	}
 	return out
 }
@@ -289,7 +402,7 @@ type grant struct {
 }
 
 // managerGrants lists every permission of the manager's RBAC (the ClusterRole of the +kubebuilder:rbac markers
-// and the leader election Role) with the code that needs it. Keep it in step with the code:
+// of controllers/ and the leader election Role) with the code that needs it. Keep it in step with the code:
 // TestRBACGrantsOnlyWhatIsListed fails when the RBAC grants anything not listed here, and
 // TestManagerRunsWithChartRBAC when the manager makes a request not listed here or does not make a listed
 // request it should have made (proof requested), so a verb the code no longer uses cannot stay granted
@@ -338,15 +451,6 @@ var managerGrants = map[string]grant{
 	"|configmaps|list":                                                         {unreached, listFallback},
 	"|secrets|list":                                                            {unreached, listFallback},
 	"|serviceaccounts|list":                                                    {unreached, listFallback},
-	"|namespaces|get":                                                          {unreached, fleetMode + ": whether the hub namespace of a fleet namespace exists (the manager's cache)"},
-	"|namespaces|list":                                                         {unreached, fleetMode + ": the cache's informer of hub namespaces"},
-	"|namespaces|watch":                                                        {unreached, fleetMode + ": the cache's informer of hub namespaces"},
-	"work.open-cluster-management.io|placementmanifestworks|create":            {unreached, fleetMode + ": server-side applying a fleet namespace's generated PMW creates it"},
-	"work.open-cluster-management.io|placementmanifestworks|delete":            {unreached, fleetMode + ": a fleet namespace that opts out has its generated PMW deleted"},
-	"cluster.open-cluster-management.io|placements|get":                        {unreached, fleetMode + ": reading the generated Placement"},
-	"cluster.open-cluster-management.io|placements|patch":                      {unreached, fleetMode + ": server-side applying the generated Placement"},
-	"cluster.open-cluster-management.io|placements|delete":                     {unreached, fleetMode + ": a fleet namespace that opts out has its generated Placement deleted"},
-	"cluster.open-cluster-management.io|placementdecisions|get":                {unreached, fleetMode + ": reading the generated Placement's decisions"},
 	"|configmaps|watch":                                                        {requested, dependencyWatch},
 	"|secrets|watch":                                                           {requested, dependencyWatch},
 	"|serviceaccounts|watch":                                                   {requested, dependencyWatch},
@@ -357,10 +461,46 @@ var managerGrants = map[string]grant{
 // the feature off, they list.
 const listFallback = "the cache's informer, when the API server cannot stream the initial list over the watch"
 
-// fleetMode is why the run makes no request of the transparent mode's controller (internal/fleet): it runs only
-// when the manager has --fleet-kubeconfig, which TestManagerRunsWithChartRBAC does not set (test/integration's
-// fleet envtest runs it).
-const fleetMode = "the transparent mode's controller (internal/fleet, only with --fleet-kubeconfig; the run does not set it)"
+// fleetGrants lists every permission of transparent mode's ClusterRole (the +kubebuilder:rbac markers of
+// internal/fleet/, config/rbac/fleet/role.yaml) with the code of the transparent mode's controller that needs
+// it. That controller runs only when the manager has --fleet-kubeconfig, and only then does the chart grant the
+// role; TestManagerRunsWithChartRBAC runs without it, on the manager's ClusterRole alone, so none of these is
+// proven by an audit log (test/integration's fleet envtest and test/e2e run the controller, with other
+// credentials). TestRBACGrantsOnlyWhatIsListed fails when the role and this list differ. A read "through the
+// cache" is served by the cache's informer (list, watch) and makes no get request of its own.
+var fleetGrants = map[string]string{
+	"|namespaces|get":   "gather: whether the hub namespace of a fleet namespace exists (through the cache)",
+	"|namespaces|list":  "the cache's informer of hub namespaces",
+	"|namespaces|watch": "the cache's informer of hub namespaces",
+	"work.open-cluster-management.io|placementmanifestworks|get":           "gather reads the generated PMW (through the cache)",
+	"work.open-cluster-management.io|placementmanifestworks|list":          "the cache's informer; deletePlacement lists a namespace's PMWs, to keep a generated Placement that a handed-over PMW uses",
+	"work.open-cluster-management.io|placementmanifestworks|watch":         "the cache's informer (the controller watches PMWs)",
+	"work.open-cluster-management.io|placementmanifestworks|create":        "server-side applying a fleet namespace's generated PMW creates it",
+	"work.open-cluster-management.io|placementmanifestworks|patch":         "server-side applying the generated PMW",
+	"work.open-cluster-management.io|placementmanifestworks|delete":        "a fleet namespace that opts out has its generated PMW deleted",
+	"work.open-cluster-management.io|placementmanifestworks/status|update": "setDelivered: the generated PMW's FleetObjectsDelivered condition",
+	"work.open-cluster-management.io|manifestworks|get":                    "with list and watch in the marker; readHub reads the works through the cache (list), so the controller makes no get request",
+	"work.open-cluster-management.io|manifestworks|list":                   "the cache's informer: readHub lists the generated PMW's works by their label",
+	"work.open-cluster-management.io|manifestworks|watch":                  "the cache's informer (the controller watches works)",
+	"work.open-cluster-management.io|resourceinterpreters|list":            "the cache's informer: interpretersOf lists the ResourceInterpreters",
+	"work.open-cluster-management.io|resourceinterpreters|watch":           "the cache's informer (the controller watches ResourceInterpreters)",
+	"cluster.open-cluster-management.io|placements|get":                    "gather reads the generated Placement (through the cache)",
+	"cluster.open-cluster-management.io|placements|list":                   "the cache's informer",
+	"cluster.open-cluster-management.io|placements|watch":                  "the cache's informer (the controller watches Placements)",
+	"cluster.open-cluster-management.io|placements|create":                 "server-side applying a namespace's generated Placement creates it",
+	"cluster.open-cluster-management.io|placements|patch":                  "server-side applying the generated Placement",
+	"cluster.open-cluster-management.io|placements|delete":                 "a namespace that opts out, or no longer selects clusters, has its generated Placement deleted",
+	"cluster.open-cluster-management.io|placementdecisions|get":            "with list and watch in the marker; readHub reads the decisions through the cache (list), so the controller makes no get request",
+	"cluster.open-cluster-management.io|placementdecisions|list":           "the cache's informer: readHub lists the generated Placement's decisions by their label",
+	"cluster.open-cluster-management.io|placementdecisions|watch":          "the cache's informer (the controller watches decisions)",
+	"cluster.open-cluster-management.io|managedclusters|list":              "the cache's informer: readHub tells the clusters that are away",
+	"cluster.open-cluster-management.io|managedclusters|watch":             "the cache's informer (the controller watches availability changes)",
+	"apps|controllerrevisions|get":                                         "revisionGenerations reads a revision's data from the API server (HubReader): the cache leaves it out",
+	"apps|controllerrevisions|list":                                        "the cache's informer: revisionGenerations lists the generated PMW's revisions by their label",
+	"apps|controllerrevisions|watch":                                       "the cache's informer",
+	"events.k8s.io|events|create":                                          "the events on the generated PMW (HubRecorder, client-go tools/events)",
+	"events.k8s.io|events|patch":                                           "the same event again within its series window is patched (client-go tools/events)",
+}
 
 // dependencyGet and dependencyWatch are why the manager reads ConfigMaps, Secrets and ServiceAccounts: the
 // dependencies a PMW with spec.propagateDependencies carries along are read from the API server (APIReader, never
@@ -370,24 +510,38 @@ const (
 	dependencyWatch = "the metadata-only informer that wakes the PMWs carrying dependencies when one changes"
 )
 
-// TestRBACGrantsOnlyWhatIsListed fails when the manager's RBAC (markers and leader election Role) and
-// managerGrants differ: a new or widened marker needs a line there saying what uses it.
+// TestRBACGrantsOnlyWhatIsListed fails when the manager's RBAC (the markers of controllers/ and the leader
+// election Role) and managerGrants differ, or transparent mode's (the markers of internal/fleet/) and
+// fleetGrants: a new or widened marker needs a line there saying what uses it.
 func TestRBACGrantsOnlyWhatIsListed(t *testing.T) {
-	set := map[string]bool{}
-	for _, p := range markerPermissions(t) {
-		set[p] = true
+	manager := map[string]bool{}
+	for _, p := range markerPermissions(t, managerMarkerDirs) {
+		manager[p] = true
 	}
 	for _, p := range permissions(rulesOf(t, roleFile(t, "config/rbac/leader_election_role.yaml"))) {
-		set[p] = true
+		manager[p] = true
 	}
-	for _, p := range sortedKeys(set) {
+	for _, p := range sortedKeys(manager) {
 		if _, ok := managerGrants[p]; !ok {
-			t.Errorf("the manager's RBAC grants %s, which managerGrants does not list: name the code that uses it there, or drop it from the +kubebuilder:rbac markers (config/rbac/leader_election_role.yaml for leader election)", p)
+			t.Errorf("the manager's RBAC grants %s, which managerGrants does not list: name the code that uses it there, or drop it from the +kubebuilder:rbac markers of controllers/ (config/rbac/leader_election_role.yaml for leader election)", p)
 		}
 	}
 	for p := range managerGrants {
-		if !set[p] {
+		if !manager[p] {
 			t.Errorf("managerGrants lists %s, which the manager's RBAC does not grant", p)
+		}
+	}
+
+	fleet := map[string]bool{}
+	for _, p := range markerPermissions(t, fleetMarkerDirs) {
+		fleet[p] = true
+		if _, ok := fleetGrants[p]; !ok {
+			t.Errorf("transparent mode's ClusterRole grants %s, which fleetGrants does not list: name the code of internal/fleet that uses it there, or drop it from its +kubebuilder:rbac markers", p)
+		}
+	}
+	for p := range fleetGrants {
+		if !fleet[p] {
+			t.Errorf("fleetGrants lists %s, which transparent mode's ClusterRole does not grant", p)
 		}
 	}
 }

@@ -148,9 +148,10 @@ func rulesOf(t *testing.T, o *unstructured.Unstructured) []rbacv1.PolicyRule {
 	return convert[rbacv1.Role](t, o).Rules
 }
 
-// isFleetRole tells transparent mode's ClusterRole (the chart's <fullname>-manager-fleet) from the manager's.
+// isFleetRole tells transparent mode's ClusterRole (the chart's <fullname>-manager-fleet, config/rbac/fleet's
+// placement-manifestwork-fleet-role) from the manager's.
 func isFleetRole(o *unstructured.Unstructured) bool {
-	return strings.HasSuffix(o.GetName(), "-manager-fleet")
+	return strings.HasSuffix(o.GetName(), "-manager-fleet") || strings.HasSuffix(o.GetName(), "-fleet-role")
 }
 
 // managerServiceAccount is the ServiceAccount the manager's Deployment among objs runs as, as a binding's
@@ -259,6 +260,30 @@ func TestRBACMatchesMarkers(t *testing.T) {
 	}
 }
 
+// TestRBACFleetKustomization: config/rbac/fleet, which config/default leaves out, holds transparent mode's
+// ClusterRole (the markers of internal/fleet/) and binds it to config/default's ServiceAccount, and the hub
+// accepts it.
+func TestRBACFleetKustomization(t *testing.T) {
+	objs := kustomize(t, "config/rbac/fleet")
+	if got, want := kinds(objs), []string{"ClusterRole", "ClusterRoleBinding"}; !slices.Equal(got, want) {
+		t.Fatalf("config/rbac/fleet renders %v, want %v", got, want)
+	}
+	role := one(t, objs, "ClusterRole")
+	if !isFleetRole(role) || !strings.HasPrefix(role.GetName(), "placement-manifestwork-") {
+		t.Errorf("config/rbac/fleet's ClusterRole is named %s, want placement-manifestwork-fleet-role", role.GetName())
+	}
+	if got, want := permissions(rulesOf(t, role)), markerPermissions(t, fleetMarkerDirs); !slices.Equal(got, want) {
+		t.Errorf("config/rbac/fleet's ClusterRole grants\n  %v\nthe markers of internal/fleet/ ask for\n  %v", got, want)
+	}
+	if deployed := kustomizeOrNil(t, "config/default"); deployed != nil {
+		if sa := managerServiceAccount(t, deployed); !boundTo(t, objs, role, sa) {
+			t.Errorf("config/rbac/fleet does not bind %s to config/default's ServiceAccount %s", role.GetName(), sa)
+		}
+	}
+	c, w := hubClient(t)
+	dryRunApply(t, c, w, objs)
+}
+
 func names(objs []*unstructured.Unstructured) []string {
 	var out []string
 	for _, o := range objs {
@@ -284,6 +309,9 @@ func TestRBACNoWildcards(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, f)
 		sources[rel] = decodeAll(t, data)
+	}
+	if fleet := kustomizeOrNil(t, "config/rbac/fleet"); fleet != nil {
+		sources["config/rbac/fleet (kustomized)"] = fleet
 	}
 
 	for name, objs := range sources {
@@ -314,7 +342,7 @@ func TestRBACNoWildcards(t *testing.T) {
 				}
 			}
 		}
-		if strings.HasPrefix(name, "config/rbac/") {
+		if strings.HasPrefix(name, "config/rbac/") && !strings.HasSuffix(name, "(kustomized)") {
 			continue // bindings there name roles of other files
 		}
 		if len(roles) == 0 {

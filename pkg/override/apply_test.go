@@ -274,6 +274,20 @@ func TestApplyImage(t *testing.T) {
 			fields:    map[string][]string{"image": {"spec", "containers", "0", "image"}},
 			want:      map[string]string{"image": `"nginx:1.25"`},
 		},
+		"an Argo Rollout: spec.template.spec, as a Deployment's": {
+			doc:       rollout,
+			overrides: image(literal("mirror.example.com"), nil, nil),
+			fields:    map[string][]string{"image": webImage},
+			want:      map[string]string{"image": `"mirror.example.com/web:1"`},
+		},
+		"a custom kind shaped like a CronJob: spec.jobTemplate.spec.template.spec": {
+			doc:       nightly,
+			overrides: image(literal("mirror.example.com"), nil, literal("2")),
+			fields: map[string][]string{
+				"init":  {"spec", "jobTemplate", "spec", "template", "spec", "initContainers", "0", "image"},
+				"image": {"spec", "jobTemplate", "spec", "template", "spec", "containers", "0", "image"}},
+			want: map[string]string{"init": `"mirror.example.com/busybox:2"`, "image": `"mirror.example.com/report:2"`},
+		},
 		"a manifest without a pod template is left as it is": {
 			doc:       cfg,
 			overrides: image(literal("mirror.example.com"), nil, nil),

@@ -26,6 +26,15 @@ const web = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web
 "containers":[{"name":"web","image":"registry.example.com/team/web:1.2","env":[{"name":"A","value":"a"}]},
 {"name":"sidecar","image":"envoyproxy/envoy@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}]}}}}`
 
+// rollout is an Argo Rollout: a custom kind that keeps its pod template where a Deployment does.
+const rollout = `{"apiVersion":"argoproj.io/v1alpha1","kind":"Rollout","metadata":{"name":"web","namespace":"default"},
+"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"web","image":"web:1"}]}}}}`
+
+// nightly is a custom kind that keeps its pod template where a CronJob does.
+const nightly = `{"apiVersion":"example.com/v1","kind":"NightlyReport","metadata":{"name":"report","namespace":"default"},
+"spec":{"schedule":"0 3 * * *","jobTemplate":{"spec":{"template":{"spec":{"initContainers":[{"name":"init","image":"busybox:1.36"}],
+"containers":[{"name":"report","image":"report:1"}],"restartPolicy":"Never"}}}}}}`
+
 // cfg is a ConfigMap.
 const cfg = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg","namespace":"default"},"data":{"k":"v"}}`
 

@@ -160,49 +160,52 @@ func rewriteImage(image string, p imageParts) (string, error) {
 	return out, nil
 }
 
-// rewriteImages returns a copy of obj with the image of every container and init container of its pod spec
-// rewritten, and whether any changed; obj itself when it has no pod spec or nothing changes.
+// rewriteImages returns a copy of obj with the image of every container and init container of its pod specs
+// (template.PodSpecPaths: a Pod's spec, any other kind's spec.template.spec and
+// spec.jobTemplate.spec.template.spec) rewritten, and whether any changed; obj itself when it has no pod spec
+// or nothing changes.
 func rewriteImages(m template.Manifest, obj *unstructured.Unstructured, p imageParts) (*unstructured.Unstructured, bool, error) {
-	path := template.PodSpecPath(m.GVK.GroupKind())
-	spec, found, err := unstructured.NestedFieldNoCopy(obj.Object, path...)
-	if err != nil || !found {
-		return obj, false, nil
-	}
-	if _, ok := spec.(map[string]any); !ok {
-		return obj, false, nil
-	}
 	var out *unstructured.Unstructured
-	for _, list := range []string{"initContainers", "containers"} {
-		items, _, _ := unstructured.NestedFieldNoCopy(obj.Object, append(path, list)...)
-		containers, ok := items.([]any)
-		if !ok {
+	for _, path := range template.PodSpecPaths(m.GVK.GroupKind()) {
+		spec, found, err := unstructured.NestedFieldNoCopy(obj.Object, path...)
+		if err != nil || !found {
 			continue
 		}
-		for i, item := range containers {
-			ctr, ok := item.(map[string]any)
+		if _, ok := spec.(map[string]any); !ok {
+			continue
+		}
+		for _, list := range containerLists {
+			items, _, _ := unstructured.NestedFieldNoCopy(obj.Object, append(path, list)...)
+			containers, ok := items.([]any)
 			if !ok {
 				continue
 			}
-			img, ok := ctr["image"]
-			if !ok {
-				continue
+			for i, item := range containers {
+				ctr, ok := item.(map[string]any)
+				if !ok {
+					continue
+				}
+				img, ok := ctr["image"]
+				if !ok {
+					continue
+				}
+				s, ok := img.(string)
+				if !ok {
+					return nil, false, fmt.Errorf("%s[%d].image is a %T, not a string", fieldName(path, list), i, img)
+				}
+				rewritten, err := rewriteImage(s, p)
+				if err != nil {
+					return nil, false, fmt.Errorf("%s[%d].image: %w", fieldName(path, list), i, err)
+				}
+				if rewritten == s {
+					continue
+				}
+				if out == nil {
+					out = obj.DeepCopy()
+				}
+				copied, _, _ := unstructured.NestedFieldNoCopy(out.Object, append(path, list)...)
+				copied.([]any)[i].(map[string]any)["image"] = rewritten
 			}
-			s, ok := img.(string)
-			if !ok {
-				return nil, false, fmt.Errorf("%s[%d].image is a %T, not a string", fieldName(path, list), i, img)
-			}
-			rewritten, err := rewriteImage(s, p)
-			if err != nil {
-				return nil, false, fmt.Errorf("%s[%d].image: %w", fieldName(path, list), i, err)
-			}
-			if rewritten == s {
-				continue
-			}
-			if out == nil {
-				out = obj.DeepCopy()
-			}
-			copied, _, _ := unstructured.NestedFieldNoCopy(out.Object, append(path, list)...)
-			copied.([]any)[i].(map[string]any)["image"] = rewritten
 		}
 	}
 	if out == nil {
@@ -210,6 +213,9 @@ func rewriteImages(m template.Manifest, obj *unstructured.Unstructured, p imageP
 	}
 	return out, true, nil
 }
+
+// containerLists are the lists of a pod spec whose images the image short form rewrites.
+var containerLists = []string{"initContainers", "containers"}
 
 func fieldName(path []string, list string) string {
 	return "." + strings.Join(path, ".") + "." + list

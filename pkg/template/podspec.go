@@ -14,3 +14,19 @@ func PodSpecPath(gk schema.GroupKind) []string {
 	}
 	return []string{"spec", "template", "spec"}
 }
+
+// PodSpecPaths are the places a manifest of kind gk may keep a pod spec, its kind's usual one (PodSpecPath)
+// first: a core Pod's spec; for any other kind, spec.template.spec and spec.jobTemplate.spec.template.spec,
+// where the built-in workloads keep theirs, so that a custom kind shaped like one of them (an Argo Rollout,
+// an OpenKruise CloneSet, a CronJob of another group or name) is read without being named.
+func PodSpecPaths(gk schema.GroupKind) [][]string {
+	if gk.Group == "" && gk.Kind == "Pod" {
+		return [][]string{{"spec"}}
+	}
+	template := []string{"spec", "template", "spec"}
+	jobTemplate := []string{"spec", "jobTemplate", "spec", "template", "spec"}
+	if gk.Kind == "CronJob" {
+		return [][]string{jobTemplate, template}
+	}
+	return [][]string{template, jobTemplate}
+}

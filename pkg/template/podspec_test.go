@@ -22,3 +22,26 @@ func TestPodSpecPath(t *testing.T) {
 		}
 	}
 }
+
+func TestPodSpecPaths(t *testing.T) {
+	template := []string{"spec", "template", "spec"}
+	jobTemplate := []string{"spec", "jobTemplate", "spec", "template", "spec"}
+	cases := map[schema.GroupKind][][]string{
+		{Kind: "Pod"}:                                 {{"spec"}},
+		{Group: "example.com", Kind: "Pod"}:           {template, jobTemplate},
+		{Group: "batch", Kind: "CronJob"}:             {jobTemplate, template},
+		{Group: "apps", Kind: "Deployment"}:           {template, jobTemplate},
+		{Group: "argoproj.io", Kind: "Rollout"}:       {template, jobTemplate},
+		{Group: "apps.kruise.io", Kind: "CloneSet"}:   {template, jobTemplate},
+		{Group: "example.com", Kind: "NightlyReport"}: {template, jobTemplate},
+	}
+	for gk, want := range cases {
+		got := PodSpecPaths(gk)
+		if !slices.EqualFunc(got, want, slices.Equal[[]string]) {
+			t.Errorf("PodSpecPaths(%v) = %v, want %v", gk, got, want)
+		}
+		if !slices.Equal(got[0], PodSpecPath(gk)) {
+			t.Errorf("PodSpecPaths(%v) does not start with PodSpecPath's %v", gk, PodSpecPath(gk))
+		}
+	}
+}

@@ -61,7 +61,8 @@ type Outcome struct {
 	Override string
 	Index    int
 	// Changed is how many manifests it changed (one manifest: 0 or 1). An override may select a cluster and
-	// change nothing (its values are already there, or no manifest has a pod template for its image).
+	// change nothing: its values are already there (CheckTemplate refuses an image short form that finds no
+	// container in the manifests it selects).
 	Changed int
 	// Failure is set when it failed; its changes are then not applied.
 	Failure *Failure

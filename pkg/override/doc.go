@@ -8,19 +8,21 @@
 //
 // Compile the overrides once per PlacementManifestWork generation (the caller caches the *Set); what it
 // refuses is a Problems error that names each override and field at fault: only the user can fix it, so the
-// PlacementManifestWork is Stalled. CheckTemplate refuses, per template, what else is known before any
-// cluster is looked at: a patch that touches the split field of a Split manifest, an override whose manifests
-// match no manifest. Then, per decided cluster, Resolve selects the overrides that apply to it (Selects) and
-// evaluates their expressions once; Resolved.Key says which clusters get the same result from the same
-// manifests, so the planner encodes each distinct result once (clusters that no override selects have the
-// key ""); Resolved.Apply applies the overrides to one manifest, already split for the cluster. Render does all
-// of it for one cluster's manifests, for a preview. Status counts, per override, the clusters it applied to
-// and those where it failed.
+// PlacementManifestWork is Stalled. CheckTemplate refuses, per template, what else is known before any cluster
+// is looked at: a patch that touches the split field of a Split manifest, an override whose manifests match no
+// manifest, an image short form that would rewrite no image (no selected manifest has a container in a pod
+// spec it reads, or a selected manifest has containers only elsewhere). Then, per decided cluster, Resolve
+// selects the overrides that apply to it (Selects) and evaluates their expressions once; Resolved.Key says
+// which clusters get the same result from the same manifests, so the planner encodes each distinct result once
+// (clusters that no override selects have the key ""); Resolved.Apply applies the overrides to one manifest,
+// already split for the cluster. Render does all of it for one cluster's manifests, for a preview. Status
+// counts, per override, the clusters it applied to and those where it failed.
 //
 // Overrides apply in list order, a later one winning: each one that selects the cluster and the manifest
-// rewrites the images first (image), then applies its patches (RFC 6902 add, replace and remove, with
-// github.com/evanphx/json-patch/v5; the parent of an added value must exist, and the target of replace and
-// remove must exist).
+// rewrites the images first (image: the containers and init containers of a Pod's spec, and of any other
+// kind's spec.template.spec and spec.jobTemplate.spec.template.spec), then applies its patches (RFC 6902 add,
+// replace and remove, with github.com/evanphx/json-patch/v5; the parent of an added value must exist, and the
+// target of replace and remove must exist).
 //
 // # What is checked when
 //

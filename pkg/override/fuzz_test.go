@@ -41,6 +41,8 @@ func FuzzApply(f *testing.F) {
 	f.Add(web, uint8(2), "/spec", ``, uint8(0), "/spec", `{"replicas":2}`, uint8(fuzzSplit|fuzzSecond))
 	f.Add(`{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":{"jobTemplate":{"spec":{"template":{"spec":{"containers":[{"image":"nginx@sha256:0123456789abcdef0123456789abcdef"}]}}}}}}`,
 		uint8(0), "/spec/suspend", `true`, uint8(0), "/x", `1`, uint8(fuzzImage))
+	f.Add(ray, uint8(0), "/spec/headGroupSpec/template/spec/containers/0/image", `"ray:2"`, uint8(0), "/x", `1`, uint8(fuzzImage))
+	f.Add(nightly, uint8(1), "/spec/schedule", `"@daily"`, uint8(0), "/x", `1`, uint8(fuzzImage))
 	f.Fuzz(func(t *testing.T, doc string, op1 uint8, path1, value1 string, op2 uint8, path2, value2 string, flags uint8) {
 		ms, err := template.Parse([]workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(doc)}}})
 		if err != nil {

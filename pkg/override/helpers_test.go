@@ -35,6 +35,12 @@ const nightly = `{"apiVersion":"example.com/v1","kind":"NightlyReport","metadata
 "spec":{"schedule":"0 3 * * *","jobTemplate":{"spec":{"template":{"spec":{"initContainers":[{"name":"init","image":"busybox:1.36"}],
 "containers":[{"name":"report","image":"report:1"}],"restartPolicy":"Never"}}}}}}`
 
+// ray is a RayCluster: its pod templates sit under its head and worker groups, where the image short form
+// does not look.
+const ray = `{"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"ray","namespace":"default"},
+"spec":{"headGroupSpec":{"template":{"spec":{"containers":[{"name":"head","image":"rayproject/ray:2.9"}]}}},
+"workerGroupSpecs":[{"groupName":"w","template":{"spec":{"containers":[{"name":"worker","image":"rayproject/ray:2.9"}]}}}]}}`
+
 // cfg is a ConfigMap.
 const cfg = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg","namespace":"default"},"data":{"k":"v"}}`
 

@@ -3,9 +3,13 @@ package override
 import (
 	"fmt"
 	"regexp"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
@@ -219,4 +223,76 @@ var containerLists = []string{"initContainers", "containers"}
 
 func fieldName(path []string, list string) string {
 	return "." + strings.Join(path, ".") + "." + list
+}
+
+// hasPodContainers reports whether m has a container or init container with an image in one of its pod specs:
+// one that the image short form rewrites.
+func hasPodContainers(m template.Manifest) bool {
+	for _, path := range template.PodSpecPaths(m.GVK.GroupKind()) {
+		for _, list := range containerLists {
+			items, _, _ := unstructured.NestedFieldNoCopy(m.Object.Object, append(path, list)...)
+			if hasImage(items) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasImage reports whether v is a list of containers one of which has an image.
+func hasImage(v any) bool {
+	items, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	for _, item := range items {
+		if ctr, ok := item.(map[string]any); ok {
+			if _, ok := ctr["image"]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// strayContainers finds a list of containers (a containers or initContainers list with an image) anywhere in
+// v, depth first in key order: the keys and list indexes that lead to it, nil when there is none. Called where
+// the pod specs hold none, it finds the containers the image short form would pass over (a RayCluster's
+// spec.headGroupSpec.template.spec.containers, a CronJob-like kind's spec.template.jobTemplate...).
+func strayContainers(v any, at []string) []string {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if slices.Contains(containerLists, k) && hasImage(x[k]) {
+				return append(slices.Clip(at), k)
+			}
+		}
+		for _, k := range keys {
+			if found := strayContainers(x[k], append(slices.Clip(at), k)); found != nil {
+				return found
+			}
+		}
+	case []any:
+		for i, item := range x {
+			if found := strayContainers(item, append(slices.Clip(at), strconv.Itoa(i))); found != nil {
+				return found
+			}
+		}
+	}
+	return nil
+}
+
+// podSpecPlaces names, for messages, where the image short form looks in a manifest of kind gk.
+func podSpecPlaces(gk schema.GroupKind) string {
+	paths := template.PodSpecPaths(gk)
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = "." + strings.Join(p, ".")
+	}
+	return strings.Join(names, " and ")
 }

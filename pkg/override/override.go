@@ -384,8 +384,8 @@ func ManifestMatches(e workv1alpha1.OverrideManifest, m template.Manifest) bool 
 }
 
 // CheckTemplate reports what is wrong with the overrides for this template before any cluster is looked at:
-// a manifests entry that matches no manifest, and a patch that touches a split field (at it or above it) of a
-// manifest it selects. splitFields holds, by manifest index, the split fields as dotted paths (.spec.replicas).
+// a manifests entry that matches no manifest, an image short form that would rewrite no image (checkImage),
+// and a patch that touches a split field (at it or above it) of a manifest it selects. splitFields holds, by manifest index, the split fields as dotted paths (.spec.replicas).
 func (s *Set) CheckTemplate(manifests []template.Manifest, splitFields map[int][]string) Problems {
 	if s == nil {
 		return nil
@@ -405,6 +405,9 @@ func (s *Set) CheckTemplate(manifests []template.Manifest, splitFields map[int][
 					Message: "matches no manifest of the template"})
 			}
 		}
+		if o.image != nil {
+			problems = append(problems, o.checkImage(manifests)...)
+		}
 		for _, m := range manifests {
 			if !o.selectsManifest(m) {
 				continue
@@ -423,16 +426,65 @@ func (s *Set) CheckTemplate(manifests []template.Manifest, splitFields map[int][
 	return problems
 }
 
-// dottedToPointer turns a dotted field path (.spec.replicas) into a JSON Pointer (/spec/replicas).
-func dottedToPointer(path string) string {
-	keys, err := template.FieldPathKeys(path)
-	if err != nil {
-		return ""
+// maxNamed bounds the manifests a message lists.
+const maxNamed = 5
+
+// checkImage reports an image short form that would leave images as they are where the user means it to
+// rewrite them, as "an override that changes nothing" is refused rather than ignored: a selected manifest
+// whose containers sit only outside the pod specs the short form reads (template.PodSpecPaths), and an
+// override none of whose selected manifests has a container there. A manifest without containers anywhere
+// (a ConfigMap, a Service) selected beside a workload is no problem: the override changes the workload.
+func (o *compiled) checkImage(manifests []template.Manifest) Problems {
+	field := fmt.Sprintf("spec.overrides[%d].image", o.index)
+	var problems Problems
+	var selected []string
+	rewrites := false
+	for _, m := range manifests {
+		if !o.selectsManifest(m) {
+			continue
+		}
+		selected = append(selected, m.ID())
+		if hasPodContainers(m) {
+			rewrites = true
+			continue
+		}
+		if stray := strayContainers(m.Object.Object, nil); stray != nil {
+			at := keysToPointer(stray)
+			problems = append(problems, Problem{Override: o.name, Field: field, Message: fmt.Sprintf(
+				"%s has containers at %s, where the image short form does not look (it reads the containers and initContainers of %s): "+
+					"their images would stay as they are. Leave %s out of this override's manifests and rewrite its images with patches "+
+					"(replace %s/0/image)", m.ID(), at, podSpecPlaces(m.GVK.GroupKind()), m.ID(), at)})
+		}
 	}
+	if rewrites || len(problems) > 0 || len(selected) == 0 {
+		// No manifest selected: a manifests entry that matches nothing is reported as such.
+		return problems
+	}
+	names := strings.Join(selected, ", ")
+	if len(selected) > maxNamed {
+		names = fmt.Sprintf("%s and %d more", strings.Join(selected[:maxNamed], ", "), len(selected)-maxNamed)
+	}
+	return Problems{{Override: o.name, Field: field, Message: fmt.Sprintf(
+		"finds no container to rewrite: it reads the containers and initContainers with an image of a Pod's .spec and of "+
+			"the .spec.template.spec and .spec.jobTemplate.spec.template.spec of other kinds, and the manifests it selects (%s) have none. "+
+			"Select the workloads whose images to rewrite in manifests, or remove image", names)}}
+}
+
+// keysToPointer turns keys (list indexes as numbers) into a JSON Pointer.
+func keysToPointer(keys []string) string {
 	var b strings.Builder
 	for _, k := range keys {
 		b.WriteString("/")
 		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(k))
 	}
 	return b.String()
+}
+
+// dottedToPointer turns a dotted field path (.spec.replicas) into a JSON Pointer (/spec/replicas).
+func dottedToPointer(path string) string {
+	keys, err := template.FieldPathKeys(path)
+	if err != nil {
+		return ""
+	}
+	return keysToPointer(keys)
 }

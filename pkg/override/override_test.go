@@ -251,3 +251,80 @@ func TestCheckTemplate(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckTemplateImage(t *testing.T) {
+	const (
+		svc         = `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"default"},"spec":{"ports":[{"port":80}]}}`
+		workloadRef = `{"apiVersion":"argoproj.io/v1alpha1","kind":"Rollout","metadata":{"name":"ref","namespace":"default"},
+"spec":{"workloadRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"}}}`
+	)
+	ms := manifests(t, cfg, web, svc, rollout, nightly, ray, workloadRef)
+	img := &workv1alpha1.ImageOverride{Registry: literal("mirror.example.com")}
+	selecting := func(entries ...workv1alpha1.OverrideManifest) workv1alpha1.ClusterOverride {
+		return workv1alpha1.ClusterOverride{Name: "mirror", Manifests: entries, Image: img}
+	}
+	const looked = "it reads the containers and initContainers with an image of a Pod's .spec and of the .spec.template.spec and " +
+		".spec.jobTemplate.spec.template.spec of other kinds"
+	cases := map[string]struct {
+		override workv1alpha1.ClusterOverride
+		docs     []string // ms when empty
+		want     Problems
+	}{
+		"every manifest: the workloads are rewritten, the RayCluster's containers are not": {
+			override: selecting(),
+			want: Problems{{Override: "mirror", Field: "spec.overrides[0].image",
+				Message: "RayCluster.ray.io default/ray has containers at /spec/headGroupSpec/template/spec/containers, where the image short form " +
+					"does not look (it reads the containers and initContainers of .spec.template.spec and .spec.jobTemplate.spec.template.spec): " +
+					"their images would stay as they are. Leave RayCluster.ray.io default/ray out of this override's manifests and rewrite its " +
+					"images with patches (replace /spec/headGroupSpec/template/spec/containers/0/image)"}},
+		},
+		"every manifest of a Deployment, its ConfigMap and its Service": {override: selecting(), docs: []string{web, cfg, svc}},
+		"a Deployment and its ConfigMap by name":                        {override: selecting(workv1alpha1.OverrideManifest{Name: "web"}, workv1alpha1.OverrideManifest{Name: "cfg"})},
+		"an Argo Rollout":                                               {override: selecting(workv1alpha1.OverrideManifest{Kind: "Rollout", Name: "web"})},
+		"a custom kind shaped like a CronJob":                           {override: selecting(workv1alpha1.OverrideManifest{Kind: "NightlyReport"})},
+		"the ConfigMap only": {
+			override: selecting(workv1alpha1.OverrideManifest{Kind: "ConfigMap"}),
+			want: Problems{{Override: "mirror", Field: "spec.overrides[0].image",
+				Message: "finds no container to rewrite: " + looked + ", and the manifests it selects (ConfigMap default/cfg) have none. " +
+					"Select the workloads whose images to rewrite in manifests, or remove image"}},
+		},
+		"the ConfigMap only, with patches too: the image part still does nothing": {
+			override: workv1alpha1.ClusterOverride{Name: "mirror", Manifests: []workv1alpha1.OverrideManifest{{Kind: "ConfigMap"}}, Image: img,
+				Patches: []workv1alpha1.OverridePatch{add("/data/x", `"1"`)}},
+			want: Problems{{Override: "mirror", Field: "spec.overrides[0].image",
+				Message: "finds no container to rewrite: " + looked + ", and the manifests it selects (ConfigMap default/cfg) have none. " +
+					"Select the workloads whose images to rewrite in manifests, or remove image"}},
+		},
+		"a Rollout with a workloadRef and a Service": {
+			override: selecting(workv1alpha1.OverrideManifest{Name: "ref"}, workv1alpha1.OverrideManifest{Kind: "Service"}),
+			want: Problems{{Override: "mirror", Field: "spec.overrides[0].image",
+				Message: "finds no container to rewrite: " + looked + ", and the manifests it selects (Service default/web, Rollout.argoproj.io default/ref) " +
+					"have none. Select the workloads whose images to rewrite in manifests, or remove image"}},
+		},
+		"many manifests without containers": {
+			override: selecting(),
+			docs: []string{cfg, svc, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}`, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}`,
+				`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}`, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"d"}}`,
+				`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"e"}}`},
+			want: Problems{{Override: "mirror", Field: "spec.overrides[0].image",
+				Message: "finds no container to rewrite: " + looked + ", and the manifests it selects (ConfigMap default/cfg, Service default/web, " +
+					"ConfigMap a, ConfigMap b, ConfigMap c and 2 more) have none. Select the workloads whose images to rewrite in manifests, or remove image"}},
+		},
+		"an entry that matches nothing is reported once": {
+			override: selecting(workv1alpha1.OverrideManifest{Name: "gone"}),
+			want:     Problems{{Override: "mirror", Field: "spec.overrides[0].manifests[0]", Message: "matches no manifest of the template"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := ms
+			if len(tc.docs) > 0 {
+				in = manifests(t, tc.docs...)
+			}
+			got := mustCompile(t, tc.override).CheckTemplate(in, nil)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("CheckTemplate (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -211,6 +212,117 @@ var _ = Describe("Overrides", func() {
 		Consistently(func(g Gomega) {
 			g.Expect(resourceVersions(g, pmw)).To(Equal(after))
 		}, "1s", interval).Should(Succeed())
+	})
+
+	It("rewrites the images of custom workloads shaped like the built-ins, and refuses an image override that would rewrite none", func() {
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		podSpec := func(image string) map[string]any {
+			return map[string]any{"containers": []any{map[string]any{"name": "c", "image": image}}}
+		}
+		rollout := map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
+			"metadata": map[string]any{"name": "web", "namespace": "default"},
+			"spec":     map[string]any{"template": map[string]any{"spec": podSpec("web:1")}}}
+		nightly := map[string]any{"apiVersion": "example.com/v1", "kind": "NightlyReport",
+			"metadata": map[string]any{"name": "report", "namespace": "default"},
+			"spec": map[string]any{"schedule": "0 3 * * *", "jobTemplate": map[string]any{"spec": map[string]any{
+				"template": map[string]any{"spec": podSpec("report:1")}}}}}
+		ray := map[string]any{"apiVersion": "ray.io/v1", "kind": "RayCluster",
+			"metadata": map[string]any{"name": "ray", "namespace": "default"},
+			"spec":     map[string]any{"headGroupSpec": map[string]any{"template": map[string]any{"spec": podSpec("rayproject/ray:2.9")}}}}
+		// imagesOf reads, from each cluster's work, the first container image of each kind at its path.
+		paths := map[string][]string{
+			"Deployment":    {"spec", "template", "spec", "containers"},
+			"Rollout":       {"spec", "template", "spec", "containers"},
+			"NightlyReport": {"spec", "jobTemplate", "spec", "template", "spec", "containers"},
+			"RayCluster":    {"spec", "headGroupSpec", "template", "spec", "containers"},
+		}
+		imagesOf := func(g Gomega, pmw *workv1alpha1.PlacementManifestWork) map[string]map[string]string {
+			out := map[string]map[string]string{}
+			for cluster, w := range fw.WorksByCluster(g, pmw) {
+				out[cluster] = map[string]string{}
+				for _, m := range w.Spec.Workload.Manifests {
+					obj := &unstructured.Unstructured{}
+					g.Expect(obj.UnmarshalJSON(m.Raw)).To(Succeed())
+					if path, ok := paths[obj.GetKind()]; ok {
+						ctrs, _, _ := unstructured.NestedSlice(obj.Object, path...)
+						g.Expect(ctrs).NotTo(BeEmpty())
+						out[cluster][obj.GetKind()] = ctrs[0].(map[string]any)["image"].(string)
+					}
+				}
+			}
+			return out
+		}
+		pmw := framework.MakePMW("web", ns).Placement("p").
+			Manifest(framework.Deployment("web", "default", 1)).
+			Manifest(rollout).
+			Manifest(nightly).
+			Manifest(framework.ConfigMap("cfg", "default", map[string]string{"k": "v"})).
+			Overrides(workv1alpha1.ClusterOverride{Name: "mirror", Image: &workv1alpha1.ImageOverride{Registry: value("mirror.example.com")}}).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+
+		By("every manifest: the Deployment, the Rollout and the CronJob-shaped kind are rewritten, the ConfigMap is left alone")
+		want := map[string]string{"Deployment": "mirror.example.com/app:1", "Rollout": "mirror.example.com/web:1",
+			"NightlyReport": "mirror.example.com/report:1"}
+		Eventually(func(g Gomega) {
+			g.Expect(imagesOf(g, pmw)).To(Equal(map[string]map[string]string{clusters[0]: want, clusters[1]: want}))
+			g.Expect(fw.Current(g, pmw).Status.Overrides).To(Equal([]workv1alpha1.OverrideStatus{{Name: "mirror", Clusters: 2}}))
+			g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionDistributed).Status).To(Equal(metav1.ConditionTrue))
+		}, timeout, interval).Should(Succeed())
+		var before map[string]string
+		Eventually(func(g Gomega) { before = resourceVersions(g, pmw) }, timeout, interval).Should(Succeed())
+
+		stalledWith := func(substrings ...string) {
+			GinkgoHelper()
+			Eventually(func(g Gomega) {
+				stalled := fw.Condition(g, pmw, workv1alpha1.ConditionStalled)
+				g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+				g.Expect(stalled.Reason).To(Equal(workv1alpha1.ReasonInvalidOverride))
+				for _, s := range substrings {
+					g.Expect(stalled.Message).To(ContainSubstring(s))
+				}
+				g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionDistributed).Reason).To(Equal(workv1alpha1.ReasonInvalidOverride))
+				g.Expect(fw.Current(g, pmw).Status.Overrides).To(BeEmpty(), "counted as applied nowhere")
+			}, timeout, interval).Should(Succeed())
+			Consistently(func(g Gomega) {
+				g.Expect(resourceVersions(g, pmw)).To(Equal(before))
+			}, "1s", interval).Should(Succeed())
+		}
+
+		By("a RayCluster among the manifests it selects: its containers sit where the short form does not look")
+		fw.UpdatePMW(pmw, func(p *workv1alpha1.PlacementManifestWork) {
+			raw, err := json.Marshal(ray)
+			Expect(err).NotTo(HaveOccurred())
+			p.Spec.ManifestWorkTemplate.Workload.Manifests = append(p.Spec.ManifestWorkTemplate.Workload.Manifests,
+				p.Spec.ManifestWorkTemplate.Workload.Manifests[0])
+			p.Spec.ManifestWorkTemplate.Workload.Manifests[len(p.Spec.ManifestWorkTemplate.Workload.Manifests)-1].Raw = raw
+		})
+		stalledWith("spec.overrides[0].image: RayCluster.ray.io default/ray has containers at /spec/headGroupSpec/template/spec/containers",
+			"replace /spec/headGroupSpec/template/spec/containers/0/image")
+
+		By("an image override that selects the ConfigMap only")
+		fw.UpdatePMW(pmw, func(p *workv1alpha1.PlacementManifestWork) {
+			p.Spec.Overrides[0].Manifests = []workv1alpha1.OverrideManifest{{Kind: "ConfigMap"}}
+		})
+		stalledWith("spec.overrides[0].image: finds no container to rewrite", "the manifests it selects (ConfigMap default/cfg) have none")
+
+		By("the workloads with their ConfigMap, and the RayCluster by patch: delivered")
+		fw.UpdatePMW(pmw, func(p *workv1alpha1.PlacementManifestWork) {
+			p.Spec.Overrides[0].Manifests = []workv1alpha1.OverrideManifest{{Kind: "Deployment"}, {Kind: "Rollout"}, {Kind: "ConfigMap"}}
+			p.Spec.Overrides = append(p.Spec.Overrides, workv1alpha1.ClusterOverride{Name: "ray-mirror",
+				Manifests: []workv1alpha1.OverrideManifest{{Kind: "RayCluster"}},
+				Patches: []workv1alpha1.OverridePatch{{Op: workv1alpha1.OverridePatchReplace,
+					Path:  "/spec/headGroupSpec/template/spec/containers/0/image",
+					Value: &workv1alpha1.JSON{Raw: []byte(`"mirror.example.com/rayproject/ray:2.9"`)}}}})
+		})
+		want = map[string]string{"Deployment": "mirror.example.com/app:1", "Rollout": "mirror.example.com/web:1",
+			"NightlyReport": "report:1", "RayCluster": "mirror.example.com/rayproject/ray:2.9"}
+		Eventually(func(g Gomega) {
+			g.Expect(fw.Condition(g, pmw, workv1alpha1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(imagesOf(g, pmw)).To(Equal(map[string]map[string]string{clusters[0]: want, clusters[1]: want}))
+			g.Expect(fw.Current(g, pmw).Status.Overrides).To(Equal([]workv1alpha1.OverrideStatus{
+				{Name: "mirror", Clusters: 2}, {Name: "ray-mirror", Clusters: 2}}))
+		}, timeout, interval).Should(Succeed())
 	})
 
 	It("apportions the HPA of a split Deployment per cluster", func() {

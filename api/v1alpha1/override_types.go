@@ -49,10 +49,13 @@ type ClusterOverride struct {
 	// +kubebuilder:validation:MaxItems=32
 	Manifests []OverrideManifest `json:"manifests,omitempty"`
 
-	// image rewrites the image of every container and init container of the selected manifests' pod
-	// templates (spec.template.spec of Deployments, StatefulSets, DaemonSets, ReplicaSets and Jobs,
-	// spec.jobTemplate.spec.template.spec of CronJobs, spec of Pods). Manifests without one are left as they
-	// are. Applied before patches.
+	// image rewrites the image of every container and init container of the selected manifests' pod specs:
+	// spec of a Pod, and spec.template.spec and spec.jobTemplate.spec.template.spec of any other kind
+	// (Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs, and custom workloads shaped like
+	// them, such as Argo Rollouts and OpenKruise CloneSets). A selected manifest without containers (a
+	// ConfigMap, a Service) is left as it is; the manager refuses (InvalidOverride) an image that finds no
+	// container in any manifest it selects, or that selects a manifest whose containers sit elsewhere (patch
+	// those). Applied before patches.
 	// +optional
 	Image *ImageOverride `json:"image,omitempty"`
 

@@ -2,18 +2,24 @@ package controllers
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/interpreterwebhook"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
@@ -274,5 +280,87 @@ func TestComputeStatus(t *testing.T) {
 				t.Errorf("summary (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// unansweredAggregator is a kind whose interpreter's webhook for AggregateStatus (under Fail) fails, with an
+// error that differs on every call, as an answer with a wrong uid does.
+type unansweredAggregator struct {
+	calls *int
+}
+
+func (unansweredAggregator) Name() string                                      { return "ResourceInterpreter configs" }
+func (unansweredAggregator) ReplicaPaths() []string                            { return nil }
+func (unansweredAggregator) FeedbackPaths(template.Manifest) []workv1.JsonPath { return nil }
+func (unansweredAggregator) Health(health.ManifestInput, health.Feedback) (health.Verdict, bool) {
+	return health.Verdict{}, false
+}
+func (unansweredAggregator) Aggregation() []workv1alpha1.InterpreterAggregation { return nil }
+func (unansweredAggregator) Retain() []string                                   { return nil }
+func (unansweredAggregator) ReportsAggregateStatusFailures() bool               { return true }
+
+func (k unansweredAggregator) AggregateStatus(template.Manifest, []string, []health.Feedback) ([]workv1alpha1.AggregatedField, bool, error) {
+	*k.calls++
+	return nil, false, fmt.Errorf("ResourceInterpreter configs: webhook AggregateStatus: %w", &interpreterwebhook.Error{
+		URL: "https://configs.webhooks.svc:443/", Operation: workv1alpha1.OperationAggregateStatus, Reason: interpreterwebhook.ReasonGarbage,
+		Detail: fmt.Sprintf(`answered garbage: response uid "x" is not the request's "%d"`, *k.calls)})
+}
+
+// TestComputeStatusAggregationFailed: a webhook that does not roll a manifest's status up under Fail keeps the
+// aggregated status last written and says so on StatusAggregated, without touching Ready (the workloads are
+// available); computed again while it keeps failing, with another error, the status is the same, so the
+// reconciles that retry it write nothing.
+func TestComputeStatusAggregationFailed(t *testing.T) {
+	p := framework.MakePMW("web", "ns").Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
+	p.Generation = 2
+	manifests, err := planner.ParseTemplate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := planner.Compute(p, manifests, planner.Input{Clusters: []string{"c1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := manifestwork.NewBuilder(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := b.Build("c1", p.Spec.ManifestWorkTemplate.Workload.Manifests, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Generation = 1
+	framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: metav1.ConditionTrue, workv1.WorkAvailable: metav1.ConditionTrue})
+	calls := 0
+	kinds := health.NewInterpreters()
+	kinds.Add(schema.GroupKind{Kind: "ConfigMap"}, nil, unansweredAggregator{calls: &calls})
+	obs := &observation{
+		inputs: inputs{placementName: "p", placementFound: true, clusters: []string{"c1"}, workName: "w", template: manifests, kinds: kinds,
+			owned: map[string]*workv1.ManifestWork{"c1": w}},
+		desired: desired{plan: pl, upToDate: map[string]bool{"c1": true}},
+	}
+	written := []workv1alpha1.AggregatedField{{Name: "keys", Operation: workv1alpha1.AggregationSum, Clusters: 1, Value: ptr.To[int64](3)}}
+	p.Status.Manifests = []workv1alpha1.ManifestSummary{{Name: "cfg", Namespace: "default", Kind: "ConfigMap", Aggregated: written}}
+
+	st := computeStatus(p, obs)
+	if diff := cmp.Diff(written, st.Manifests[0].Aggregated); diff != "" {
+		t.Errorf("aggregated (-last written +got):\n%s", diff)
+	}
+	c := meta.FindStatusCondition(st.Conditions, workv1alpha1.ConditionStatusAggregated)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != workv1alpha1.ReasonInterpreterFailed || c.ObservedGeneration != p.Generation ||
+		!strings.Contains(c.Message, "ConfigMap default/cfg (WebhookGarbage)") || !strings.Contains(c.Message, "ResourceInterpreter configs: webhook AggregateStatus: interpreter webhook https://configs.webhooks.svc:443/") {
+		t.Errorf("StatusAggregated = %+v, want False with InterpreterFailed naming the manifest, the interpreter and the webhook", c)
+	}
+	if !meta.IsStatusConditionTrue(st.Conditions, workv1alpha1.ConditionReady) {
+		t.Errorf("Ready = %+v, want True: the workloads are available", meta.FindStatusCondition(st.Conditions, workv1alpha1.ConditionReady))
+	}
+
+	p.Status = st
+	again := computeStatus(p, obs)
+	if calls != 2 {
+		t.Fatalf("the webhook was asked %d times, want once per computation", calls)
+	}
+	if diff := cmp.Diff(st, again); diff != "" {
+		t.Errorf("the status changed while the webhook keeps failing (-before +after):\n%s", diff)
 	}
 }

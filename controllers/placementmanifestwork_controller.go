@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -148,6 +149,11 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 		return ctrl.Result{RequeueAfter: retry}, err
 	}
 	r.recordStored(pmw, obs, stored)
+	if meta.IsStatusConditionFalse(stored.after.Conditions, workv1alpha1.ConditionStatusAggregated) {
+		// A webhook that did not roll the status up may answer later, and nothing else wakes this PMW when it
+		// does. The retry writes nothing while it keeps failing: the condition's message stays as it is.
+		requeueAfter = minPositive(requeueAfter, interpreterRetry)
+	}
 	if obs.revisionError != nil {
 		return ctrl.Result{}, obs.revisionError
 	}

@@ -47,7 +47,8 @@ var failureReasons = map[string]bool{
 // repeated while the state stays the same.
 func Events(old, updated *workv1alpha1.PlacementManifestWorkStatus) []Event {
 	var out []Event
-	for _, t := range []string{workv1alpha1.ConditionPlacementVerified, workv1alpha1.ConditionManifestworkApplied, workv1alpha1.ConditionDistributed} {
+	for _, t := range []string{workv1alpha1.ConditionPlacementVerified, workv1alpha1.ConditionManifestworkApplied, workv1alpha1.ConditionDistributed,
+		workv1alpha1.ConditionStatusAggregated} {
 		n := meta.FindStatusCondition(updated.Conditions, t)
 		if n == nil || n.Status == metav1.ConditionTrue || !failureReasons[n.Reason] {
 			continue

@@ -11,7 +11,9 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/interpreterwebhook"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/status"
@@ -78,7 +80,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		}
 		outcomes = append(outcomes, status.ClusterOutcome{Cluster: c, ClusterResult: r})
 	}
-	rollup := status.Aggregate(outcomes, obs.template, obs.kinds)
+	rollup := status.Aggregate(outcomes, obs.template, obs.kinds, pmw.Status.Manifests)
 	st.PlacedManifestWorkSummary = rollup.Summary
 	st.Manifests = rollup.Manifests
 	st.UnhealthyClusters = rollup.Unhealthy
@@ -114,6 +116,11 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		}
 	}
 
+	if c, ok := aggregatedCondition(rollup, meta.FindStatusCondition(st.Conditions, workv1alpha1.ConditionStatusAggregated)); ok {
+		setCondition(&st, pmw, c)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, workv1alpha1.ConditionStatusAggregated)
+	}
 	setCondition(&st, pmw, placementCondition(&obs.inputs))
 	setCondition(&st, pmw, appliedCondition(&obs.inputs, &obs.outcome, obs.rollout.failure, outcomes, st.PlacedManifestWorkSummary))
 	setCondition(&st, pmw, distributedCondition(pmw, obs.invalid, obs.plan))
@@ -374,6 +381,46 @@ func distributedCondition(pmw *workv1alpha1.PlacementManifestWork, invalid *plan
 		c.Message = fmt.Sprintf("%d manifests: %d replicated, %d split", manifests, manifests-splits, splits)
 	}
 	return c
+}
+
+// aggregatedCondition is StatusAggregated: whether the webhooks that roll manifests' status up under
+// failurePolicy Fail did; ok is false when no manifest has one. last is the condition as written before.
+func aggregatedCondition(r status.Rollup, last *metav1.Condition) (metav1.Condition, bool) {
+	c := metav1.Condition{Type: workv1alpha1.ConditionStatusAggregated, Status: metav1.ConditionTrue, Reason: workv1alpha1.ReasonStatusAggregated}
+	switch {
+	case r.WebhookAggregations == 0:
+		return c, false
+	case len(r.AggregationFailures) == 0:
+		c.Message = fmt.Sprintf("The interpreter webhooks rolled the status of %d manifests up", r.WebhookAggregations)
+		if r.WebhookAggregations == 1 {
+			c.Message = "The interpreter webhook rolled the status of 1 manifest up"
+		}
+		return c, true
+	}
+	failed := make([]string, 0, len(r.AggregationFailures))
+	for _, f := range r.AggregationFailures {
+		failed = append(failed, f.Manifest)
+	}
+	first := r.AggregationFailures[0].Err
+	kind := ""
+	if reason := interpreterwebhook.ReasonOf(first); reason != "" {
+		kind = fmt.Sprintf(" (%s)", reason)
+	}
+	// What fails comes first and the error of the call last: the error may differ on every call (a webhook that
+	// echoes a wrong uid, a connection's local port), so while the same manifests fail for the same reason
+	// the message first written stays, and a webhook that keeps failing costs no status write.
+	its := "its"
+	if len(failed) > 1 {
+		its = "their"
+	}
+	stable := fmt.Sprintf("The interpreter webhook did not roll the status up (AggregateStatus) for %s%s: %s status.manifests[].aggregated stays as last written (absent when none was), and the webhook is asked again every %s. Error: ",
+		names(failed), kind, its, interpreterRetry)
+	c.Status, c.Reason = metav1.ConditionFalse, workv1alpha1.ReasonInterpreterFailed
+	c.Message = interpreter.Truncate(stable + first.Error())
+	if last != nil && last.Status == metav1.ConditionFalse && last.Reason == c.Reason && strings.HasPrefix(last.Message, stable) {
+		c.Message = last.Message
+	}
+	return c, true
 }
 
 // names lists the first few names and counts the rest.

@@ -13,9 +13,11 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/interpreterwebhook"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/status"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
 
@@ -214,6 +216,9 @@ func TestEvents(t *testing.T) {
 			want: []string{workv1alpha1.ReasonInvalidSpec}},
 		"a dependency is missing": {old: status(0), updated: status(0, cond(workv1alpha1.ConditionDistributed, workv1alpha1.ReasonDependencyNotFound, metav1.ConditionFalse)),
 			want: []string{workv1alpha1.ReasonDependencyNotFound}},
+		"a webhook does not roll the status up": {old: status(0, cond(workv1alpha1.ConditionStatusAggregated, workv1alpha1.ReasonStatusAggregated, metav1.ConditionTrue)),
+			updated: status(0, cond(workv1alpha1.ConditionStatusAggregated, workv1alpha1.ReasonInterpreterFailed, metav1.ConditionFalse)),
+			want:    []string{workv1alpha1.ReasonInterpreterFailed}},
 		"stays in a failure":    {old: status(0, conflict), updated: status(0, conflict)},
 		"becomes degraded":      {old: status(0), updated: status(2), want: []string{EventDegraded}},
 		"stays degraded":        {old: status(1), updated: status(2)},
@@ -341,6 +346,72 @@ func TestWithOverrides(t *testing.T) {
 			}
 			if base[0].Manifest.Object.Object["spec"].(map[string]any)["replicas"] != int64(3) {
 				t.Error("withOverrides changed the template's manifest")
+			}
+		})
+	}
+}
+
+// TestAggregatedCondition: StatusAggregated is set only when a manifest's webhook rolls its status up under
+// Fail; a failure names the manifests, the kind of failure and the error. While the same manifests fail for
+// the same reason its message stays as first written, although the error differs from call to call, so a
+// webhook that keeps failing costs no status write; another manifest or reason is a new message.
+func TestAggregatedCondition(t *testing.T) {
+	callErr := func(reason interpreterwebhook.ErrorReason, detail string) error {
+		return fmt.Errorf("ResourceInterpreter databases: webhook AggregateStatus: %w",
+			&interpreterwebhook.Error{URL: "https://db.webhooks.svc:443/", Operation: workv1alpha1.OperationAggregateStatus, Reason: reason, Detail: detail})
+	}
+	garbage := func(uid string) error {
+		return callErr(interpreterwebhook.ReasonGarbage, fmt.Sprintf(`answered garbage: response uid "x" is not the request's %q`, uid))
+	}
+	orders, users := "Database.example.io shop/orders", "Database.example.io shop/users"
+	failing := func(err error, manifests ...string) status.Rollup {
+		r := status.Rollup{WebhookAggregations: 2}
+		for _, m := range manifests {
+			r.AggregationFailures = append(r.AggregationFailures, status.AggregationFailure{Manifest: m, Err: err})
+		}
+		return r
+	}
+	first, _ := aggregatedCondition(failing(garbage("u1"), orders), nil)
+	cases := map[string]struct {
+		rollup  status.Rollup
+		last    *metav1.Condition
+		absent  bool
+		status  metav1.ConditionStatus
+		reason  string
+		message string // the whole message, or a part of it when partial
+		partial bool
+	}{
+		"no webhook rolls a status up under Fail": {rollup: status.Rollup{}, absent: true},
+		"every webhook answered": {rollup: status.Rollup{WebhookAggregations: 2}, status: metav1.ConditionTrue, reason: workv1alpha1.ReasonStatusAggregated,
+			message: "The interpreter webhooks rolled the status of 2 manifests up"},
+		"a webhook failed": {rollup: failing(garbage("u1"), orders), status: metav1.ConditionFalse, reason: workv1alpha1.ReasonInterpreterFailed,
+			message: `The interpreter webhook did not roll the status up (AggregateStatus) for Database.example.io shop/orders (WebhookGarbage): its status.manifests[].aggregated stays as last written (absent when none was), and the webhook is asked again every 30s. Error: ResourceInterpreter databases: webhook AggregateStatus: interpreter webhook https://db.webhooks.svc:443/ (AggregateStatus) answered garbage: response uid "x" is not the request's "u1"`},
+		"it fails again with another uid: the message stays": {rollup: failing(garbage("u2"), orders), last: &first,
+			status: metav1.ConditionFalse, reason: workv1alpha1.ReasonInterpreterFailed, message: first.Message},
+		"it fails for another reason": {rollup: failing(callErr(interpreterwebhook.ReasonTimeout, "timed out after 10s"), orders), last: &first,
+			status: metav1.ConditionFalse, reason: workv1alpha1.ReasonInterpreterFailed, message: "(WebhookTimeout): its status.manifests[].aggregated", partial: true},
+		"another manifest fails too": {rollup: failing(garbage("u2"), orders, users), last: &first,
+			status: metav1.ConditionFalse, reason: workv1alpha1.ReasonInterpreterFailed, message: `for Database.example.io shop/orders, Database.example.io shop/users (WebhookGarbage): their status.manifests[].aggregated`, partial: true},
+		"an error of no call (no webhook client) is told as it is": {rollup: failing(errors.New("ResourceInterpreter databases: webhook AggregateStatus: the manager has no webhook client"), orders),
+			status: metav1.ConditionFalse, reason: workv1alpha1.ReasonInterpreterFailed, message: "for Database.example.io shop/orders: its", partial: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c, ok := aggregatedCondition(tc.rollup, tc.last)
+			if ok == tc.absent {
+				t.Fatalf("set = %v, want %v", ok, !tc.absent)
+			}
+			if tc.absent {
+				return
+			}
+			if c.Type != workv1alpha1.ConditionStatusAggregated || c.Status != tc.status || c.Reason != tc.reason {
+				t.Errorf("condition = %s %s %s, want %s %s %s", c.Type, c.Status, c.Reason, workv1alpha1.ConditionStatusAggregated, tc.status, tc.reason)
+			}
+			if tc.partial && !strings.Contains(c.Message, tc.message) || !tc.partial && c.Message != tc.message {
+				t.Errorf("message = %q, want %q", c.Message, tc.message)
+			}
+			if tc.partial && c.Message == first.Message {
+				t.Error("the message of another failure is the first one's")
 			}
 		})
 	}

@@ -29,6 +29,22 @@ const (
 	// left out (a kind that cannot work unchanged on the clusters, an invalid distribution annotation); its
 	// message names them and why. Objects a controller made from another (ownerReferences) are not counted.
 	ConditionFleetObjectsDelivered = "FleetObjectsDelivered"
+	// ConditionStatusAggregated, set only when a manifest's ResourceInterpreter has a webhook for AggregateStatus
+	// with failurePolicy Fail, is True when every such webhook rolled its manifest's status up, False when one
+	// failed: that manifest's status.manifests[].aggregated then stays as last written. It does not change Ready,
+	// which says how the workloads are, not whether their reported values could be rolled up.
+	ConditionStatusAggregated = "StatusAggregated"
+)
+
+// Reasons of the StatusAggregated condition.
+const (
+	// ReasonStatusAggregated: every webhook for AggregateStatus with failurePolicy Fail answered.
+	ReasonStatusAggregated = "Aggregated"
+	// ReasonInterpreterFailed: an interpreter's expression failed at evaluation, or its webhook did not answer,
+	// and its failure policy is Fail. On StatusAggregated, a webhook did not roll a manifest's status up; also,
+	// for the other operations, on a PlacementManifestWork's clusters (InterpretHealth) and on its
+	// ManifestworkApplied, Distributed and Ready conditions (ReviseReplica, InterpretDependency).
+	ReasonInterpreterFailed = "InterpreterFailed"
 )
 
 // Reasons of the FleetObjectsDelivered condition.
@@ -243,7 +259,8 @@ const (
 )
 
 // Reasons of a ResourceInterpreter's Ready condition (ConditionReady: True when the manager compiled the
-// interpreter and uses it for its kind), and of what its evaluation does to a PlacementManifestWork.
+// interpreter and uses it for its kind). What its failure at evaluation does to a PlacementManifestWork is
+// ReasonInterpreterFailed.
 const (
 	// ReasonInterpreterAccepted: the interpreter compiled and is in use for its kind.
 	ReasonInterpreterAccepted = "Accepted"
@@ -255,7 +272,4 @@ const (
 	// ReasonTargetConflict: another interpreter, older or earlier by name, already describes this kind and
 	// version; this one is not used.
 	ReasonTargetConflict = "TargetConflict"
-	// ReasonInterpreterFailed (on a PlacementManifestWork's clusters and conditions): an interpreter's
-	// expression failed at evaluation, or its webhook did not answer, and its failure policy is Fail.
-	ReasonInterpreterFailed = "InterpreterFailed"
 )

@@ -96,6 +96,12 @@ func (i *Interpreter) webhookDependencies(obj map[string]any) ([]Dependency, err
 	return slices.Clone(resp.Dependencies), nil
 }
 
+// ReportsAggregateStatusFailures reports whether the interpreter has a webhook for AggregateStatus whose
+// failures are reported (failurePolicy Fail) rather than replaced by the declarative aggregation.
+func (i *Interpreter) ReportsAggregateStatusFailures() bool {
+	return i.serves(workv1alpha1.OperationAggregateStatus) && !i.ignoreFailures()
+}
+
 // AggregateStatus asks the webhook to roll the clusters' reported values of manifest m up; ok is false when
 // the interpreter has no webhook for it, or the webhook failed and its failure policy is Ignore. A failure
 // under Fail is an error naming the interpreter.

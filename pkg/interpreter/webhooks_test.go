@@ -163,12 +163,21 @@ func TestWebhookDependenciesAndAggregation(t *testing.T) {
 	if _, ok, err := strict.AggregateStatus(m, nil, nil); ok || err == nil {
 		t.Errorf("AggregateStatus under Fail = %v, %v; want an error", ok, err)
 	}
+	if !in.ReportsAggregateStatusFailures() || !strict.ReportsAggregateStatusFailures() {
+		t.Error("ReportsAggregateStatusFailures = false for a webhook for AggregateStatus under Fail (the default)")
+	}
+	if healthOnly, _ := compileInterpreter(withWebhook("", workv1alpha1.OperationInterpretHealth), nil, failing); healthOnly.ReportsAggregateStatusFailures() {
+		t.Error("ReportsAggregateStatusFailures = true for a webhook that does not answer AggregateStatus")
+	}
 	lenient, _ := compileInterpreter(withWebhook(workv1alpha1.FailurePolicyIgnore, ops...), nil, failing)
 	if deps, err := lenient.Dependencies(obj); err != nil || deps != nil {
 		t.Errorf("Dependencies under Ignore = %v, %v; want none, no error", deps, err)
 	}
 	if _, ok, err := lenient.AggregateStatus(m, nil, nil); ok || err != nil {
 		t.Errorf("AggregateStatus under Ignore = %v, %v; want nothing, no error", ok, err)
+	}
+	if lenient.ReportsAggregateStatusFailures() {
+		t.Error("ReportsAggregateStatusFailures = true under Ignore")
 	}
 }
 

@@ -115,12 +115,23 @@ func scalarText(v workv1.FieldValue) (string, bool) {
 // answering AggregateStatus). ok is false when it does not; an error is a failure under its Fail policy.
 type statusAggregator interface {
 	AggregateStatus(m template.Manifest, clusters []string, feedback []health.Feedback) (fields []workv1alpha1.AggregatedField, ok bool, err error)
+	// ReportsAggregateStatusFailures is true when it has a webhook for AggregateStatus under failurePolicy Fail.
+	ReportsAggregateStatusFailures() bool
+}
+
+// AggregationFailure is a manifest whose interpreter's webhook failed to roll its status up under failurePolicy
+// Fail.
+type AggregationFailure struct {
+	// Manifest names it (template.Manifest.ID).
+	Manifest string
+	// Err is the failure; it names the interpreter and the webhook.
+	Err error
 }
 
 // withAggregatedStatus adds what the aggregator answers for manifest i to the declarative fields; an answer's
-// field replaces a declarative one of the same name. Under a Fail policy a failed answer adds nothing, so
-// status never shows a roll-up nobody computed.
-func withAggregatedStatus(fields []workv1alpha1.AggregatedField, a statusAggregator, m template.Manifest, i int, outcomes []ClusterOutcome) []workv1alpha1.AggregatedField {
+// field replaces a declarative one of the same name. A failure under the Fail policy is returned, and the
+// fields are then not to be used: the declarative ones alone would be a roll-up the webhook did not make.
+func withAggregatedStatus(fields []workv1alpha1.AggregatedField, a statusAggregator, m template.Manifest, i int, outcomes []ClusterOutcome) ([]workv1alpha1.AggregatedField, error) {
 	var clusters []string
 	var feedback []health.Feedback
 	for _, o := range outcomes {
@@ -130,8 +141,11 @@ func withAggregatedStatus(fields []workv1alpha1.AggregatedField, a statusAggrega
 		}
 	}
 	answered, ok, err := a.AggregateStatus(m, clusters, feedback)
-	if !ok || err != nil {
-		return fields
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return fields, nil
 	}
 	byName := map[string]int{}
 	for n, f := range fields {
@@ -145,5 +159,16 @@ func withAggregatedStatus(fields []workv1alpha1.AggregatedField, a statusAggrega
 		fields = append(fields, f)
 	}
 	sort.Slice(fields, func(x, y int) bool { return fields[x].Name < fields[y].Name })
-	return fields
+	return fields, nil
+}
+
+// lastAggregated is the aggregated status written before for the manifest s names, found by its identity (its
+// position may have changed); nil when none was.
+func lastAggregated(previous []workv1alpha1.ManifestSummary, s workv1alpha1.ManifestSummary) []workv1alpha1.AggregatedField {
+	for _, p := range previous {
+		if p.Group == s.Group && p.Kind == s.Kind && p.Namespace == s.Namespace && p.Name == s.Name && len(p.Aggregated) > 0 {
+			return p.DeepCopy().Aggregated
+		}
+	}
+	return nil
 }

@@ -85,7 +85,7 @@ func TestAggregated(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := Aggregate(tc.outcomes, manifests, kinds).Manifests[0].Aggregated
+			got := Aggregate(tc.outcomes, manifests, kinds, nil).Manifests[0].Aggregated
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("aggregated (-want +got):\n%s", diff)
 			}
@@ -113,6 +113,7 @@ type answeringKind struct {
 	fields []workv1alpha1.AggregatedField
 	ok     bool
 	err    error
+	strict bool
 	asked  *[]string
 }
 
@@ -121,8 +122,12 @@ func (k answeringKind) AggregateStatus(_ template.Manifest, clusters []string, _
 	return k.fields, k.ok, k.err
 }
 
+func (k answeringKind) ReportsAggregateStatusFailures() bool { return k.strict }
+
 // TestAggregatedByWebhook: a webhook's answer adds its fields, replacing a declarative field of the same name,
-// for the clusters that reported; no answer, or a failure, leaves the declarative fields alone.
+// for the clusters that reported; no answer (Ignore) leaves the declarative fields alone. A failure under Fail
+// is reported and shows no roll-up the webhook did not make: the manifest keeps the aggregated status last
+// written for it (found by its identity, not its position), or none.
 func TestAggregatedByWebhook(t *testing.T) {
 	manifests, err := template.Parse([]workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(
 		`{"apiVersion":"argoproj.io/v1alpha1","kind":"Rollout","metadata":{"name":"web","namespace":"default"}}`)}}})
@@ -138,28 +143,62 @@ func TestAggregatedByWebhook(t *testing.T) {
 	declared := workv1alpha1.AggregatedField{Name: "readyReplicas", Operation: workv1alpha1.AggregationSum, Clusters: 1, Value: ptr.To[int64](2)}
 	answered := workv1alpha1.AggregatedField{Name: "readyReplicas", Operation: workv1alpha1.AggregationMax, Clusters: 1, Value: ptr.To[int64](9)}
 	extra := workv1alpha1.AggregatedField{Name: "phase", Operation: workv1alpha1.AggregationCount, Clusters: 1, Counts: []workv1alpha1.ValueCount{{Value: "Healthy", Clusters: 1}}}
+	written := workv1alpha1.AggregatedField{Name: "readyReplicas", Operation: workv1alpha1.AggregationMax, Clusters: 2, Value: ptr.To[int64](7)}
+	// As last written: another manifest first, so the position differs; one of another kind with this name.
+	previous := []workv1alpha1.ManifestSummary{
+		{Name: "web", Namespace: "default", Group: "apps", Kind: "Deployment", Aggregated: []workv1alpha1.AggregatedField{declared}},
+		{Name: "web", Namespace: "default", Group: "argoproj.io", Kind: "Rollout", Aggregated: []workv1alpha1.AggregatedField{written}},
+	}
+	timedOut := errors.New("ResourceInterpreter rollouts: webhook AggregateStatus: timed out")
 	cases := map[string]struct {
-		fields []workv1alpha1.AggregatedField
-		ok     bool
-		err    error
-		want   []workv1alpha1.AggregatedField
+		kind         answeringKind
+		previous     []workv1alpha1.ManifestSummary
+		want         []workv1alpha1.AggregatedField
+		wantFailures []AggregationFailure
+		wantCounted  int
 	}{
-		"answered: replaces by name, adds the rest, sorted": {fields: []workv1alpha1.AggregatedField{answered, extra}, ok: true, want: []workv1alpha1.AggregatedField{extra, answered}},
-		"no answer (Ignore)":           {want: []workv1alpha1.AggregatedField{declared}},
-		"failed (Fail): nothing added": {err: errors.New("timed out"), want: []workv1alpha1.AggregatedField{declared}},
+		"answered: replaces by name, adds the rest, sorted": {
+			kind: answeringKind{fields: []workv1alpha1.AggregatedField{answered, extra}, ok: true, strict: true},
+			want: []workv1alpha1.AggregatedField{extra, answered}, wantCounted: 1,
+		},
+		"no answer (Ignore)": {kind: answeringKind{}, want: []workv1alpha1.AggregatedField{declared}},
+		"failed (Fail): the roll-up last written stays, and the failure is reported": {
+			kind: answeringKind{err: timedOut, strict: true}, previous: previous,
+			want:         []workv1alpha1.AggregatedField{written},
+			wantFailures: []AggregationFailure{{Manifest: "Rollout.argoproj.io default/web", Err: timedOut}}, wantCounted: 1,
+		},
+		"failed (Fail) with none written before: none, not the declarative fields alone": {
+			kind: answeringKind{err: timedOut, strict: true}, previous: previous[:1],
+			wantFailures: []AggregationFailure{{Manifest: "Rollout.argoproj.io default/web", Err: timedOut}}, wantCounted: 1,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var asked []string
+			kind := tc.kind
+			kind.rolloutKind, kind.asked = rolloutKind{rules: rules}, &asked
 			kinds := health.NewInterpreters()
-			kinds.Add(schema.GroupKind{Group: "argoproj.io", Kind: "Rollout"}, nil, answeringKind{rolloutKind: rolloutKind{rules: rules}, fields: tc.fields, ok: tc.ok, err: tc.err, asked: &asked})
-			got := Aggregate(outcomes, manifests, kinds).Manifests[0].Aggregated
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			kinds.Add(schema.GroupKind{Group: "argoproj.io", Kind: "Rollout"}, nil, kind)
+			r := Aggregate(outcomes, manifests, kinds, tc.previous)
+			if diff := cmp.Diff(tc.want, r.Manifests[0].Aggregated); diff != "" {
 				t.Errorf("aggregated (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantFailures, r.AggregationFailures, cmp.Comparer(errors.Is)); diff != "" {
+				t.Errorf("failures (-want +got):\n%s", diff)
+			}
+			if r.WebhookAggregations != tc.wantCounted {
+				t.Errorf("WebhookAggregations = %d, want %d", r.WebhookAggregations, tc.wantCounted)
 			}
 			if diff := cmp.Diff([]string{"c1"}, asked); diff != "" {
 				t.Errorf("clusters asked about (-want +got), only those that reported:\n%s", diff)
 			}
 		})
+	}
+	// The roll-up kept is a copy: the status computed must not share memory with the one it was computed from.
+	kinds := health.NewInterpreters()
+	kinds.Add(schema.GroupKind{Group: "argoproj.io", Kind: "Rollout"}, nil, answeringKind{rolloutKind: rolloutKind{rules: rules}, err: timedOut, strict: true, asked: new([]string)})
+	*Aggregate(outcomes, manifests, kinds, previous).Manifests[0].Aggregated[0].Value = 0
+	if *previous[1].Aggregated[0].Value != 7 {
+		t.Error("the aggregated status kept shares memory with the status it was kept from")
 	}
 }

@@ -25,6 +25,11 @@ type Rollup struct {
 	Manifests          []workv1alpha1.ManifestSummary
 	Unhealthy          []workv1alpha1.ClusterHealth
 	UnhealthyNotListed int32
+	// WebhookAggregations counts the manifests whose interpreter's webhook rolls their status up under
+	// failurePolicy Fail; AggregationFailures are those whose webhook failed, in template order. Their
+	// Aggregated is the one written before (none when none was), not a roll-up the webhook did not make.
+	WebhookAggregations int
+	AggregationFailures []AggregationFailure
 }
 
 // notSummed are feedback values whose sum across clusters means nothing.
@@ -32,7 +37,9 @@ var notSummed = map[string]bool{health.Generation: true, health.ObservedGenerati
 
 // Aggregate rolls the outcomes of the decided clusters up. manifests are the template's manifests, kinds
 // their interpreters, whose aggregation rules say how reported fields roll up (nil: the built-in kinds).
-func Aggregate(outcomes []ClusterOutcome, manifests []template.Manifest, kinds *health.Interpreters) Rollup {
+// previous are the manifests' summaries as last written: a manifest whose webhook roll-up failed keeps its
+// aggregated status from them.
+func Aggregate(outcomes []ClusterOutcome, manifests []template.Manifest, kinds *health.Interpreters, previous []workv1alpha1.ManifestSummary) Rollup {
 	r := Rollup{Summary: workv1alpha1.PlacedManifestWorkSummary{Total: int32(len(outcomes))}}
 	r.Manifests = make([]workv1alpha1.ManifestSummary, len(manifests))
 	sums := make([]map[string]*workv1alpha1.FeedbackSum, len(manifests))
@@ -99,9 +106,19 @@ func Aggregate(outcomes []ClusterOutcome, manifests []template.Manifest, kinds *
 		}
 		sort.Slice(r.Manifests[i].Feedback, func(a, b int) bool { return r.Manifests[i].Feedback[a].Name < r.Manifests[i].Feedback[b].Name })
 		r.Manifests[i].Aggregated = aggregators[i].result()
-		if k, ok := interpreters[i].(statusAggregator); ok {
-			r.Manifests[i].Aggregated = withAggregatedStatus(r.Manifests[i].Aggregated, k, manifests[i], i, outcomes)
+		k, ok := interpreters[i].(statusAggregator)
+		if !ok {
+			continue
 		}
+		if k.ReportsAggregateStatusFailures() {
+			r.WebhookAggregations++
+		}
+		fields, err := withAggregatedStatus(r.Manifests[i].Aggregated, k, manifests[i], i, outcomes)
+		if err != nil {
+			r.AggregationFailures = append(r.AggregationFailures, AggregationFailure{Manifest: manifests[i].ID(), Err: err})
+			fields = lastAggregated(previous, r.Manifests[i])
+		}
+		r.Manifests[i].Aggregated = fields
 	}
 
 	sort.Slice(unhealthy, func(a, b int) bool {

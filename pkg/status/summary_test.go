@@ -37,7 +37,7 @@ func TestAggregate(t *testing.T) {
 		outcome("c2", health.Progressing, workv1alpha1.ReasonManifestProgressing, true, dep(health.Progressing, 1)),
 		outcome("c3", health.Degraded, workv1alpha1.ReasonClusterUnavailable, false),
 		outcome("c0", health.Progressing, workv1alpha1.ReasonWorkNotCreated, false),
-	}, manifests, nil)
+	}, manifests, nil, nil)
 
 	want := Rollup{
 		Summary: workv1alpha1.PlacedManifestWorkSummary{Total: 4, Applied: 2, Available: 1, Progressing: 2, Degraded: 1},
@@ -62,7 +62,7 @@ func TestAggregateBoundsUnhealthyClusters(t *testing.T) {
 	for i := range 5000 {
 		outcomes = append(outcomes, outcome(fmt.Sprintf("c%04d", i), health.Progressing, "R", false))
 	}
-	got := Aggregate(outcomes, nil, nil)
+	got := Aggregate(outcomes, nil, nil, nil)
 	if len(got.Unhealthy) != MaxUnhealthyListed || got.UnhealthyNotListed != 5000-MaxUnhealthyListed {
 		t.Errorf("listed %d and %d not listed, want %d and %d", len(got.Unhealthy), got.UnhealthyNotListed, MaxUnhealthyListed, 5000-MaxUnhealthyListed)
 	}

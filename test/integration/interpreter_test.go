@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -18,6 +20,7 @@ import (
 	dbwebhook "github.com/open-cluster-management-io/placement-manifestwork/internal/interpreterwebhook/database"
 	"github.com/open-cluster-management-io/placement-manifestwork/internal/interpreterwebhook/webhooktest"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter/webhook"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
@@ -316,6 +319,114 @@ var _ = Describe("ResourceInterpreter", func() {
 			g.Expect(got.Status.UnhealthyClusters).To(ContainElement(SatisfyAll(HaveField("Cluster", clusters[0]),
 				HaveField("Message", ContainSubstring("webhook InterpretHealth")))))
 		}, timeout, interval).Should(Succeed())
+	})
+
+	It("keeps the roll-up last written and says so when the AggregateStatus webhook fails under Fail, writes nothing while it keeps failing, and asks again", func() {
+		// The webhook answers health always and the roll-up unless failing is set; its refusals differ on every
+		// call, as an answer with a wrong uid would.
+		var failing atomic.Bool
+		var refused atomic.Int32
+		cert := webhooktest.NewCertificate(GinkgoT(), "127.0.0.1")
+		server := webhooktest.NewTLSServer(GinkgoT(), cert, webhook.Handler(func(req webhook.Request) webhook.Response {
+			if req.Operation == workv1alpha1.OperationAggregateStatus && failing.Load() {
+				return webhook.Fail("the roll-up store is down (call %d)", refused.Add(1))
+			}
+			return dbwebhook.Answer(req)
+		}))
+		ri := &workv1alpha1.ResourceInterpreter{
+			ObjectMeta: metav1.ObjectMeta{Name: "databases-rollup-" + rand.String(5)},
+			Spec: workv1alpha1.ResourceInterpreterSpec{
+				Target: workv1alpha1.InterpreterTarget{Group: dbwebhook.Group, Kind: dbwebhook.Kind},
+				StatusFeedback: []workv1alpha1.InterpreterFeedback{
+					{Name: dbwebhook.FeedbackReadyInstances, JSONPath: ".status.readyInstances"},
+					{Name: dbwebhook.FeedbackPhase, JSONPath: ".status.phase"},
+				},
+				Webhook: &workv1alpha1.InterpreterWebhook{URL: &server.URL, CABundle: cert.CA,
+					Operations: []workv1alpha1.InterpreterOperation{workv1alpha1.OperationInterpretHealth, workv1alpha1.OperationAggregateStatus}},
+			},
+		}
+		Expect(k8s.Create(ctx, ri)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, ri))).To(Succeed()) })
+		Eventually(func(g Gomega) { g.Expect(ready(g, ri).Status).To(Equal(metav1.ConditionTrue)) }, timeout, interval).Should(Succeed())
+
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		pmw := framework.MakePMW("rollup", ns).Placement("p").Manifest(map[string]any{
+			"apiVersion": dbwebhook.Group + "/v1", "kind": dbwebhook.Kind,
+			"metadata": map[string]any{"name": "orders", "namespace": "default"},
+			"spec":     map[string]any{"replicas": 2},
+		}).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) { g.Expect(fw.WorksOf(g, pmw)).To(HaveLen(2)) }, timeout, interval).Should(Succeed())
+		// agent reports the Database ready with readyInstances on the cluster, and, as an agent's unrelated
+		// report would, pokes the PlacementManifestWork awake with a condition of its own.
+		agent := func(cluster string, readyInstances int, poke string) {
+			Eventually(func(g Gomega) {
+				w := &workv1.ManifestWork{}
+				g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: cluster, Name: manifestwork.WorkName(manifestwork.Owner(pmw))}, w)).To(Succeed())
+				framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T})
+				framework.Feedback(w, 0, map[string]any{health.FeedbackPrefix + dbwebhook.FeedbackReadyInstances: readyInstances,
+					health.FeedbackPrefix + dbwebhook.FeedbackPhase: dbwebhook.PhaseReady})
+				meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Poked", Status: T, Reason: "Poked", Message: poke})
+				g.Expect(k8s.Status().Update(ctx, w)).To(Succeed())
+			}, timeout, interval).Should(Succeed())
+		}
+		readySum := func(g Gomega, got *workv1alpha1.PlacementManifestWork) *int64 {
+			g.Expect(got.Status.Manifests).To(HaveLen(1))
+			for _, f := range got.Status.Manifests[0].Aggregated {
+				if f.Name == dbwebhook.FeedbackReadyInstances {
+					return f.Value
+				}
+			}
+			return nil
+		}
+		agent(clusters[0], 2, "")
+		agent(clusters[1], 2, "")
+		Eventually(func(g Gomega) {
+			got := fw.Current(g, pmw)
+			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, workv1alpha1.ConditionReady)).To(BeTrue())
+			g.Expect(readySum(g, got)).To(HaveValue(Equal(int64(4))))
+			c := meta.FindStatusCondition(got.Status.Conditions, workv1alpha1.ConditionStatusAggregated)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+		}, timeout, interval).Should(Succeed())
+
+		By("the roll-up fails: the sum last written stays, StatusAggregated says why, Ready still tells of the workloads")
+		failing.Store(true)
+		agent(clusters[0], 3, "")
+		var resourceVersion string
+		Eventually(func(g Gomega) {
+			got := fw.Current(g, pmw)
+			c := meta.FindStatusCondition(got.Status.Conditions, workv1alpha1.ConditionStatusAggregated)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonInterpreterFailed))
+			g.Expect(c.ObservedGeneration).To(Equal(got.Generation))
+			g.Expect(c.Message).To(SatisfyAll(ContainSubstring(dbwebhook.Kind+"."+dbwebhook.Group+" default/orders (WebhookRejected)"),
+				ContainSubstring("ResourceInterpreter "+ri.Name+": webhook AggregateStatus: interpreter webhook "+server.URL),
+				ContainSubstring("the roll-up store is down")))
+			g.Expect(readySum(g, got)).To(HaveValue(Equal(int64(4))), "the sum last written, not the declarative fields alone or nothing")
+			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, workv1alpha1.ConditionReady)).To(BeTrue())
+			resourceVersion = got.ResourceVersion
+		}, timeout, interval).Should(Succeed())
+
+		By("while it keeps failing, with another message every call, the reconciles it takes write no status")
+		before := refused.Load()
+		for i := range 3 {
+			agent(clusters[1], 2, fmt.Sprint("poke ", i))
+			Eventually(refused.Load, timeout, interval).Should(BeNumerically(">", before+int32(i)))
+		}
+		Consistently(func(g Gomega) {
+			g.Expect(fw.Current(g, pmw).ResourceVersion).To(Equal(resourceVersion))
+		}, "2s", interval).Should(Succeed())
+
+		By("it answers again: the retry brings the new sum without any other change")
+		failing.Store(false)
+		Eventually(func(g Gomega) {
+			got := fw.Current(g, pmw)
+			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, workv1alpha1.ConditionStatusAggregated)).To(BeTrue())
+			g.Expect(readySum(g, got)).To(HaveValue(Equal(int64(5))))
+		}, 45*time.Second, interval).Should(Succeed())
 	})
 
 	It("gives the kind to the older of two interpreters and tells the other why it is not used", func() {

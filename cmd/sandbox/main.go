@@ -36,6 +36,10 @@ func run() int {
 	flag.DurationVar(&cfg.ReadyDelay, "ready-delay", sandbox.DefaultReadyDelay, "How long after a ManifestWork changes its workloads report ready.")
 	flag.BoolVar(&cfg.Keep, "keep", false, "Keep the run's folder (kubeconfig, logs) under .sandbox/ at exit.")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "sandbox: unexpected argument %q: the sandbox takes only flags (--clusters 8); see -h\n", flag.Arg(0))
+		return 2
+	}
 	cfg.FailApply, cfg.NeverReady = sandbox.SplitList(failApply), sandbox.SplitList(neverReady)
 	cfg.Namespaces = sandbox.SplitList(namespaces)
 	if err := cfg.Validate(); err != nil {
@@ -47,9 +51,11 @@ func run() int {
 	// printing a warning after 30 s.
 	ctrl.SetLogger(ctrllog.Log.WithSink(ctrllog.NullLogSink{}))
 
-	// The first Ctrl-C or SIGTERM starts the orderly stop; later ones are swallowed until it is done, because
-	// dying halfway would leave kube-apiserver, etcd and the placement controller running.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first of these signals starts the orderly stop; later ones are swallowed until it is done, because
+	// dying halfway would leave kube-apiserver and etcd running. Besides Ctrl-C and SIGTERM: SIGHUP when the
+	// terminal closes, and SIGPIPE when the reader of the output goes away (| head), which would otherwise kill the
+	// process at its next write.
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	start := time.Now()
 	_, err := sandbox.Run(ctx, cfg)
@@ -67,6 +73,9 @@ func run() int {
 		return 1
 	}
 }
+
+// stopSignals start the sandbox's orderly stop.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE}
 
 // isTerminal reports whether f is a character device (a terminal), where the view is redrawn in place.
 func isTerminal(f *os.File) bool {

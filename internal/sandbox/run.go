@@ -57,6 +57,9 @@ var ErrNotSettled = errors.New("the samples did not settle")
 // cfg.Once the samples settle), then stops every process it started and removes its folder. An interrupted
 // run (ctx cancelled after start-up) is not an error.
 func Run(ctx context.Context, cfg Config) (res *Result, err error) {
+	// As cmd/main.go: the managers' informers list, not streamed. First, before the hub's clients read
+	// client-go's feature gates; replacing them after that logs an error line amid the start-up lines.
+	watchlist.Off()
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -290,7 +293,6 @@ func (r *runner) startManagers(ctx context.Context, cfg *rest.Config, c client.C
 	// Both managers register controllers under fixed names; a process that runs the sandbox twice (a test)
 	// would otherwise be refused the second time.
 	ctrlCfg := config.Controller{SkipNameValidation: ptr.To(true)}
-	watchlist.Off() // as cmd/main.go: the informers list, not streamed
 	cacheOpts, err := controllers.CacheOptions(cfg)
 	if err != nil {
 		return err

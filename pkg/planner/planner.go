@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,6 +58,22 @@ type Input struct {
 	ClusterFacts map[string]override.Cluster
 	// Marks, when set, stamps the template marker (health.Mark) on the manifests it names.
 	Marks *Marks
+	// Dependencies, when set (spec.propagateDependencies), finds the dependencies of the manifests an override
+	// changes for a cluster. The manifests Compute is given then end with the template's dependencies (those
+	// marked Dependency), which every cluster whose overrides change no manifest carries.
+	Dependencies DependencyFinder
+}
+
+// DependencyFinder finds which ConfigMaps, Secrets and ServiceAccounts a cluster's manifests reference once its
+// overrides are applied (spec.propagateDependencies follows the manifests a cluster gets, not the template's).
+type DependencyFinder interface {
+	// Find returns the dependencies of manifests, the template's manifests (those not marked Dependency, in
+	// order) for the cluster: each manifest an override changes as it leaves it, the others as given to
+	// Compute. same is true when they are the template's dependencies, which the cluster then carries as
+	// every other cluster does; otherwise deps are the ones its work carries after its manifests, in their
+	// place, marked Dependency. An *InvalidError (a dependency missing on the hub, an interpreter that fails)
+	// means no valid desired state exists; Compute returns it, as it returns any other error.
+	Find(cluster string, manifests []template.Manifest) (deps []template.Manifest, same bool, err error)
 }
 
 // Marks says which manifests carry the template marker (those health.Interpreters.Marked) and with what value
@@ -92,6 +109,10 @@ type Plan struct {
 	// OverrideFailures are the decided clusters where an override cannot be applied: they have no entry in
 	// Manifests, so their ManifestWorks are kept as they are (a cluster without one gets none).
 	OverrideFailures map[string]*override.ClusterError
+	// Dependencies holds, per decided cluster whose overrides change which dependencies its manifests reference
+	// (Input.Dependencies), the dependencies its work carries after the template's manifests in place of the
+	// template's dependencies. Clusters alike share one slice: not to be modified.
+	Dependencies map[string][]template.Manifest
 }
 
 // InvalidError means no valid desired state exists: the works already delivered must be kept as they are.
@@ -195,16 +216,19 @@ func mark(plan *Plan, manifests []template.Manifest, clusters []string, marks *M
 		hash  string
 	}
 	marked := map[encoding][]byte{}
+	own := templateLen(manifests)
 	for _, c := range clusters {
 		ms, ok := plan.Manifests[c]
 		if !ok {
 			continue // an override failed here: nothing is written
 		}
 		hash := marks.TemplateHash(c)
+		deps, ownDeps := plan.Dependencies[c]
 		out := make([]workv1.Manifest, len(ms)) // the slice may be another cluster's too
 		for i := range ms {
 			out[i] = ms[i]
-			if i >= len(manifests) || !marks.Indexes[manifests[i].Index] || len(ms[i].Raw) == 0 {
+			m, ok := carried(manifests, own, deps, ownDeps, i)
+			if !ok || !marks.Indexes[m.Index] || len(ms[i].Raw) == 0 {
 				continue
 			}
 			key := encoding{first: &ms[i].Raw[0], size: len(ms[i].Raw), hash: hash}
@@ -214,11 +238,11 @@ func mark(plan *Plan, manifests []template.Manifest, clusters []string, marks *M
 				dec := json.NewDecoder(bytes.NewReader(ms[i].Raw))
 				dec.UseNumber() // integers beyond float64's precision stay as they are
 				if err := dec.Decode(&obj); err != nil {
-					return &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: fmt.Sprintf("manifest %s: %v", manifests[i].ID(), err)}
+					return &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: fmt.Sprintf("manifest %s: %v", m.ID(), err)}
 				}
 				var err error
 				if raw, err = json.Marshal(health.Mark(obj, hash)); err != nil {
-					return &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: fmt.Sprintf("manifest %s: %v", manifests[i].ID(), err)}
+					return &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: fmt.Sprintf("manifest %s: %v", m.ID(), err)}
 				}
 				marked[key] = raw
 			}
@@ -227,6 +251,30 @@ func mark(plan *Plan, manifests []template.Manifest, clusters []string, marks *M
 		plan.Manifests[c] = out
 	}
 	return nil
+}
+
+// templateLen is the number of the template's own manifests: those before the dependencies that
+// spec.propagateDependencies appends (marked Dependency).
+func templateLen(manifests []template.Manifest) int {
+	for i, m := range manifests {
+		if m.Dependency {
+			return i
+		}
+	}
+	return len(manifests)
+}
+
+// carried is the manifest at position i of a cluster's work: the template's own manifests (the first own of
+// manifests), then the template's dependencies, or, when the cluster carries dependencies of its own (ownDeps,
+// Plan.Dependencies), those.
+func carried(manifests []template.Manifest, own int, deps []template.Manifest, ownDeps bool, i int) (template.Manifest, bool) {
+	switch {
+	case i < own || !ownDeps && i < len(manifests):
+		return manifests[i], true
+	case ownDeps && i-own < len(deps):
+		return deps[i-own], true
+	}
+	return template.Manifest{}, false
 }
 
 // checkSize rejects a plan whose works would exceed the manifests size limit: OCM would refuse them, so the
@@ -599,7 +647,10 @@ func sortedUnique(in []string) []string {
 // each cluster's split object (nil for a replicated manifest). Clusters with the same shares and the same
 // override.Resolved key get the same result, which is rendered and encoded once: the cost follows the number of
 // distinct results, not the number of clusters or overrides. A cluster where an override fails gets no
-// manifests (its work is kept as it is) and is recorded in OverrideFailures.
+// manifests (its work is kept as it is) and is recorded in OverrideFailures. When an override changes one of the
+// template's manifests and in.Dependencies is set, the dependencies follow the manifests as overridden: a
+// cluster whose manifests reference other dependencies than the template's carries those instead
+// (Plan.Dependencies), with the overrides that select them applied.
 func perCluster(plan *Plan, manifests []template.Manifest, splitFields map[int][]string, split []map[string]*unstructured.Unstructured,
 	companions []override.Companion, clusters []string, in Input) error {
 	apportioned := make(map[int]override.Companion, len(companions))
@@ -613,13 +664,20 @@ func perCluster(plan *Plan, manifests []template.Manifest, splitFields map[int][
 		}
 		totals[c.Workload] = total
 	}
+	own := templateLen(manifests)
 
 	type result struct {
 		manifests []workv1.Manifest
-		outcomes  []override.Outcome
-		failures  []override.Failure
+		// deps are the cluster's own dependencies (Plan.Dependencies), when ownDeps.
+		deps     []template.Manifest
+		ownDeps  bool
+		outcomes []override.Outcome
+		failures []override.Failure
 	}
 	results := map[string]*result{}
+	// depEncodings are the encodings of the dependencies clusters carry of their own, unchanged by overrides:
+	// one per object, however many results carry it.
+	depEncodings := map[*unstructured.Unstructured][]byte{}
 	var key strings.Builder
 	for _, c := range clusters {
 		facts := in.ClusterFacts[c]
@@ -656,7 +714,22 @@ func perCluster(plan *Plan, manifests []template.Manifest, splitFields map[int][
 					given[i].Object = obj
 				}
 			}
-			rendered, outcomes, err := resolved.Render(given, splitFields)
+			rendered, outcomes, err := resolved.Render(given[:own], splitFields)
+			deps := given[own:]
+			if err == nil && in.Dependencies != nil {
+				found, same, ferr := findDependencies(in.Dependencies, c, manifests[:own], given[:own], rendered)
+				if ferr != nil {
+					return ferr
+				}
+				if !same {
+					deps, res.deps, res.ownDeps = found, found, true
+				}
+			}
+			if len(deps) > 0 {
+				renderedDeps, depOutcomes, depErr := resolved.Render(deps, splitFields)
+				outcomes, err = mergeRender(outcomes, err, depOutcomes, depErr)
+				rendered = append(rendered, renderedDeps...)
+			}
 			res.outcomes = outcomes
 			var ce *override.ClusterError
 			switch {
@@ -667,13 +740,24 @@ func perCluster(plan *Plan, manifests []template.Manifest, splitFields map[int][
 			default:
 				res.manifests = make([]workv1.Manifest, len(rendered))
 				for i, r := range rendered {
-					if r.Object == manifests[i].Object || (split[i] != nil && r.Object == split[i][c]) {
+					var raw []byte
+					switch {
+					case i >= own && res.ownDeps:
+						if r.Object == deps[i-own].Object {
+							raw = depEncodings[r.Object]
+						}
+					case r.Object == manifests[i].Object || (split[i] != nil && r.Object == split[i][c]):
 						res.manifests[i] = plan.Manifests[c][i] // unchanged: the split's encoding
 						continue
 					}
-					raw, err := json.Marshal(r.Object.Object)
-					if err != nil {
-						return &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: fmt.Sprintf("manifest %s: %v", r.ID(), err)}
+					if raw == nil {
+						var err error
+						if raw, err = json.Marshal(r.Object.Object); err != nil {
+							return &InvalidError{Reason: workv1alpha1.ReasonInvalidTemplate, Message: fmt.Sprintf("manifest %s: %v", r.ID(), err)}
+						}
+						if i >= own && res.ownDeps && r.Object == deps[i-own].Object {
+							depEncodings[r.Object] = raw
+						}
 					}
 					res.manifests[i] = workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}}
 				}
@@ -699,8 +783,72 @@ func perCluster(plan *Plan, manifests []template.Manifest, splitFields map[int][
 			continue
 		}
 		plan.Manifests[c] = res.manifests
+		if res.ownDeps {
+			if plan.Dependencies == nil {
+				plan.Dependencies = map[string][]template.Manifest{}
+			}
+			plan.Dependencies[c] = res.deps
+		}
 	}
 	return nil
+}
+
+// findDependencies asks the finder for the dependencies of a cluster's manifests when an override changed one of
+// them (rendered against given, the manifests before the overrides): each changed manifest as the overrides
+// leave it, the others as in the template (templ), whatever the split made of them, so that clusters whose
+// overrides change the same manifests alike ask the same question. same without asking when no override
+// changed a manifest.
+func findDependencies(f DependencyFinder, cluster string, templ, given, rendered []template.Manifest) ([]template.Manifest, bool, error) {
+	var view []template.Manifest
+	for i := range rendered {
+		if rendered[i].Object == given[i].Object {
+			continue
+		}
+		if view == nil {
+			view = make([]template.Manifest, len(templ))
+			copy(view, templ)
+		}
+		view[i] = rendered[i]
+	}
+	if view == nil {
+		return nil, true, nil
+	}
+	return f.Find(cluster, view)
+}
+
+// mergeRender combines what override.Resolved.Render returned for a cluster's manifests and, rendered apart,
+// for its dependencies, as one Render of both would have: the changes counted per override, the first failure
+// of each kept, every failure reported once (an expression that failed, once for all manifests).
+func mergeRender(outcomes []override.Outcome, err error, more []override.Outcome, moreErr error) ([]override.Outcome, error) {
+	for i := range outcomes {
+		if i >= len(more) {
+			break
+		}
+		outcomes[i].Changed += more[i].Changed
+		if outcomes[i].Failure == nil {
+			outcomes[i].Failure = more[i].Failure
+		}
+	}
+	if moreErr == nil {
+		return outcomes, err
+	}
+	var a, b *override.ClusterError
+	if !errors.As(moreErr, &b) {
+		return outcomes, moreErr
+	}
+	if err == nil {
+		return outcomes, moreErr
+	}
+	if !errors.As(err, &a) {
+		return outcomes, err
+	}
+	failures := slices.Clone(a.Failures)
+	for _, f := range b.Failures {
+		if f.Manifest != "" || !slices.Contains(failures, f) {
+			failures = append(failures, f)
+		}
+	}
+	return outcomes, &override.ClusterError{Cluster: a.Cluster, Failures: failures}
 }
 
 // position is the position in manifests of the manifest with the given index.

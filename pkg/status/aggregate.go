@@ -135,9 +135,9 @@ func withAggregatedStatus(fields []workv1alpha1.AggregatedField, a statusAggrega
 	var clusters []string
 	var feedback []health.Feedback
 	for _, o := range outcomes {
-		if i < len(o.Manifests) && o.Manifests[i].Feedback != nil {
+		if j, carried := o.result(i); carried && j < len(o.Manifests) && o.Manifests[j].Feedback != nil {
 			clusters = append(clusters, o.Cluster)
-			feedback = append(feedback, o.Manifests[i].Feedback)
+			feedback = append(feedback, o.Manifests[j].Feedback)
 		}
 	}
 	answered, ok, err := a.AggregateStatus(m, clusters, feedback)

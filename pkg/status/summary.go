@@ -17,6 +17,23 @@ const MaxUnhealthyListed = 10
 type ClusterOutcome struct {
 	Cluster string
 	health.ClusterResult
+	// Carried, when set, says where the cluster's work carries each manifest Aggregate lists: its result for
+	// manifest i is Manifests[Carried[i]], and a negative Carried[i] means its work does not carry manifest i
+	// (a dependency only some clusters' overrides make their manifests reference), which then does not count
+	// it at all. nil: manifest i is Manifests[i].
+	Carried []int
+}
+
+// result is the position in o.Manifests of the result for the listed manifest i; carried is false when the
+// cluster's work does not carry it.
+func (o *ClusterOutcome) result(i int) (pos int, carried bool) {
+	if o.Carried == nil {
+		return i, true
+	}
+	if i >= len(o.Carried) || o.Carried[i] < 0 {
+		return 0, false
+	}
+	return o.Carried[i], true
 }
 
 // Rollup is the aggregated part of a PlacementManifestWork's status.
@@ -35,10 +52,11 @@ type Rollup struct {
 // notSummed are feedback values whose sum across clusters means nothing.
 var notSummed = map[string]bool{health.Generation: true, health.ObservedGeneration: true}
 
-// Aggregate rolls the outcomes of the decided clusters up. manifests are the template's manifests, kinds
-// their interpreters, whose aggregation rules say how reported fields roll up (nil: the built-in kinds).
-// previous are the manifests' summaries as last written: a manifest whose webhook roll-up failed keeps its
-// aggregated status from them.
+// Aggregate rolls the outcomes of the decided clusters up. manifests are the template's manifests (and the
+// dependencies carried along; each outcome's Carried says which of them its work carries), kinds their
+// interpreters, whose aggregation rules say how reported fields roll up (nil: the built-in kinds). previous are
+// the manifests' summaries as last written: a manifest whose webhook roll-up failed keeps its aggregated status
+// from them.
 func Aggregate(outcomes []ClusterOutcome, manifests []template.Manifest, kinds *health.Interpreters, previous []workv1alpha1.ManifestSummary) Rollup {
 	r := Rollup{Summary: workv1alpha1.PlacedManifestWorkSummary{Total: int32(len(outcomes))}}
 	r.Manifests = make([]workv1alpha1.ManifestSummary, len(manifests))
@@ -73,11 +91,15 @@ func Aggregate(outcomes []ClusterOutcome, manifests []template.Manifest, kinds *
 		}
 		for i := range manifests {
 			ms := &r.Manifests[i]
-			if i >= len(o.Manifests) {
+			j, carried := o.result(i)
+			if !carried {
+				continue
+			}
+			if j >= len(o.Manifests) {
 				ms.Progressing++
 				continue
 			}
-			switch o.Manifests[i].State {
+			switch o.Manifests[j].State {
 			case health.Healthy:
 				ms.Healthy++
 			case health.Degraded:
@@ -85,8 +107,8 @@ func Aggregate(outcomes []ClusterOutcome, manifests []template.Manifest, kinds *
 			default:
 				ms.Progressing++
 			}
-			aggregators[i].add(o.Manifests[i].Feedback)
-			for name, v := range o.Manifests[i].Feedback {
+			aggregators[i].add(o.Manifests[j].Feedback)
+			for name, v := range o.Manifests[j].Feedback {
 				if v.Integer == nil || notSummed[name] {
 					continue
 				}

@@ -155,7 +155,7 @@ func runBeforeWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation) 
 		if !ok || !manifestwork.CarriesTemplate(obs.owned[c], obs.clusterTemplateHash(c)) {
 			return health.ClusterResult{}, nil, false
 		}
-		return r, base.withShares(obs.shares[c]), true
+		return r, base.withDependencies(base.withShares(obs.shares[c]), obs.currentDeps[c]), true
 	})
 }
 

@@ -207,10 +207,15 @@ func (r *PlacementManifestWorkReconciler) gather(ctx context.Context, pmw *workv
 		if err != nil {
 			return nil, 0, err
 		}
-		obs.template, obs.invalid = append(obs.template, deps...), invalid
+		if obs.invalid = invalid; deps != nil {
+			obs.template, obs.deps = append(obs.template, deps.own...), deps
+		}
 	}
 	if obs.invalid == nil && len(pmw.Spec.Overrides) > 0 {
 		obs.overrides, obs.invalid = r.overrides(pmw, obs.template, obs.kinds)
+	}
+	if obs.overrides.Len() == 0 {
+		obs.deps = nil // every cluster carries the template's dependencies
 	}
 	if obs.unavailable, err = r.unavailableClusters(ctx); err != nil {
 		return nil, 0, err
@@ -310,7 +315,7 @@ func (r *PlacementManifestWorkReconciler) decide(ctx context.Context, pmw *workv
 		// The desired state of the completed revision's template, paced by the rollout strategy: the clusters
 		// that carry the failed revision go back, the others already carry the completed one.
 		rb := obs.completed
-		obs.template, obs.overrides, obs.planInput, obs.scoresExpire = rb.template, rb.overrides, rb.planInput, rb.scoresExpire
+		obs.template, obs.overrides, obs.deps, obs.planInput, obs.scoresExpire = rb.template, rb.overrides, rb.deps, rb.planInput, rb.scoresExpire
 		d, invalid, recheck, err = desiredState(rb.pmw, &obs.inputs, mem, now)
 		if err != nil {
 			return nil, 0, err
@@ -485,6 +490,10 @@ type inputs struct {
 	// overrides are spec.overrides, compiled once per generation and checked against the template; nil
 	// without overrides. The cluster facts they read are in planInput.ClusterFacts.
 	overrides *override.Set
+	// deps finds the dependencies of the manifests as a cluster's overrides leave them, when the template's
+	// dependencies are carried along (spec.propagateDependencies; template ends with them) and overrides
+	// exist; nil otherwise: every cluster carries the template's.
+	deps *dependencyFinder
 	// revisionData and revisionName are the spec's template as a revision's data (revision.Data) and its
 	// ControllerRevision's name, computed once per reconcile when the desired state is computed.
 	revisionData []byte
@@ -510,8 +519,10 @@ type desired struct {
 	// manifestConfigs of inputsFor, the PlacementManifestWork the desired state was computed for.
 	inputs    *manifestInputs
 	inputsFor *workv1alpha1.PlacementManifestWork
-	// current is the health of each cluster's work before this reconcile's writes.
-	current map[string]health.ClusterResult
+	// current is the health of each cluster's work before this reconcile's writes; currentDeps the
+	// dependencies of those that carry the current template with dependencies of their own.
+	current     map[string]health.ClusterResult
+	currentDeps map[string]clusterDependencies
 	// failoverEvaluated is set when failover applies and was evaluated in this reconcile.
 	failoverEvaluated bool
 	// failoverStates is each decided cluster's failover state, failedOver the clusters whose shares others carry.

@@ -2,9 +2,12 @@ package controllers
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,31 +49,176 @@ type dependencyRef struct {
 	neededBy string
 }
 
-// dependencies returns the manifests that carry the template's dependencies along: for each manifest whose
-// kind's interpreter names dependencies, the ConfigMaps, Secrets and ServiceAccounts it names, read from the
-// PlacementManifestWork's namespace on the hub (uncached), cleaned (dependencyManifest), in the manifest's
-// namespace, once each, sorted by kind, namespace and name, and numbered after the template's manifests. An
-// expression that fails (InterpreterFailed), or a dependency that is missing or cannot be delivered
-// (DependencyNotFound), is an InvalidError: nothing is written and the delivered ManifestWorks are kept. The
-// error is the API server's, other than NotFound.
-func (r *PlacementManifestWorkReconciler) dependencies(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, kinds *health.Interpreters, manifests []template.Manifest) ([]template.Manifest, *planner.InvalidError, error) {
+// dependencies finds the template's dependencies: for each manifest whose kind's interpreter names
+// dependencies, the ConfigMaps, Secrets and ServiceAccounts it names, read from the PlacementManifestWork's
+// namespace on the hub (uncached), cleaned (dependencyManifest), in the manifest's namespace, once each, sorted
+// by kind, namespace and name, and numbered after the template's manifests: the finder's own, which every
+// cluster whose overrides change none of its manifests carries. The finder then finds, within this reconcile,
+// those of the manifests as a cluster's overrides leave them (dependencyFinder.Find). An expression that fails
+// (InterpreterFailed), or a dependency that is missing or cannot be delivered (DependencyNotFound), is an
+// InvalidError: nothing is written and the delivered ManifestWorks are kept. The error is the API server's,
+// other than NotFound.
+func (r *PlacementManifestWorkReconciler) dependencies(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, kinds *health.Interpreters, manifests []template.Manifest) (*dependencyFinder, *planner.InvalidError, error) {
+	f := &dependencyFinder{
+		reader:   dependencyReader{ctx: ctx, r: r, namespace: pmw.Namespace, read: map[dependencyRef]client.Object{}},
+		kinds:    kinds,
+		template: manifests,
+		byRef:    map[dependencyRef]template.Manifest{},
+		found:    map[string]foundDependencies{},
+		next:     len(manifests),
+	}
 	refs, invalid := dependencyRefs(kinds, manifests)
-	if invalid != nil || len(refs) == 0 {
+	if invalid != nil {
 		return nil, invalid, nil
 	}
-	// One read per hub object, however many namespaces it is delivered into.
-	read := map[dependencyRef]client.Object{}
+	own, invalid, err := f.deliver(refs, "")
+	if invalid != nil || err != nil {
+		return nil, invalid, err
+	}
+	f.own, f.ownRefs = own, refs
+	return f, nil, nil
+}
+
+// dependencyFinder finds, within one reconcile of one template, the dependencies a cluster's manifests
+// reference: the template's own, found once (dependencies), for every cluster whose overrides change none of
+// the manifests that name dependencies, and, for a cluster whose overrides do, those of its manifests as
+// overridden. Manifests overridden alike (the same content) are asked about once, and each hub object is read
+// once, however many clusters and namespaces it goes to. It is planner.DependencyFinder; not safe for
+// concurrent use.
+type dependencyFinder struct {
+	reader dependencyReader
+	kinds  *health.Interpreters
+	// template are the template's own manifests; own and ownRefs its dependencies, which follow them.
+	template []template.Manifest
+	own      []template.Manifest
+	ownRefs  []dependencyRef
+	// byRef holds every dependency made, by kind, name and target namespace (neededBy unset), so that the
+	// clusters that carry one share its manifest; next is the index the next one gets.
+	byRef map[dependencyRef]template.Manifest
+	next  int
+	// found holds what Find answered, by the content of the overridden manifests that name dependencies.
+	found map[string]foundDependencies
+}
+
+type foundDependencies struct {
+	deps    []template.Manifest
+	same    bool
+	invalid *planner.InvalidError
+}
+
+// dependencyReader reads a PlacementManifestWork's dependencies from the hub, each once per reconcile.
+type dependencyReader struct {
+	ctx       context.Context
+	r         *PlacementManifestWorkReconciler
+	namespace string
+	// read holds what was read by kind and name (nil: not found).
+	read map[dependencyRef]client.Object
+}
+
+func (d *dependencyReader) get(kind, name string) (client.Object, error) {
+	key := dependencyRef{kind: kind, name: name}
+	if obj, ok := d.read[key]; ok {
+		return obj, nil
+	}
+	obj, err := d.r.readDependency(d.ctx, d.namespace, kind, name)
+	if err != nil {
+		return nil, err
+	}
+	d.read[key] = obj
+	return obj, nil
+}
+
+// Find returns the dependencies of manifests, the template's manifests as a cluster's overrides leave them
+// (planner.DependencyFinder): same when no manifest whose kind names dependencies changed, or when the changed
+// ones name the template's dependencies. Otherwise the dependencies they name, read from the hub as the
+// template's are, those the template's share being the template's own manifests. A dependency that is missing
+// or cannot be delivered is DependencyNotFound, an interpreter that fails InterpreterFailed, as for the
+// template's: the messages name the cluster.
+func (f *dependencyFinder) Find(cluster string, manifests []template.Manifest) ([]template.Manifest, bool, error) {
+	key, err := f.contentKey(manifests)
+	if err != nil {
+		return nil, false, err
+	}
+	if key == "" {
+		return nil, true, nil
+	}
+	if got, ok := f.found[key]; ok {
+		return got.answer()
+	}
+	got := foundDependencies{}
+	refs, invalid := dependencyRefsFor(f.kinds, manifests, cluster)
+	switch {
+	case invalid != nil:
+		got.invalid = invalid
+	case sameRefs(refs, f.ownRefs):
+		got.same = true
+	default:
+		deps, invalid, err := f.deliver(refs, cluster)
+		if err != nil {
+			return nil, false, err // the API server's: asked again
+		}
+		got.deps, got.invalid = deps, invalid
+	}
+	f.found[key] = got
+	return got.answer()
+}
+
+func (got foundDependencies) answer() ([]template.Manifest, bool, error) {
+	if got.invalid != nil {
+		return nil, false, got.invalid
+	}
+	return got.deps, got.same, nil
+}
+
+// contentKey identifies the manifests whose kind names dependencies and that differ from the template's (the
+// overrides changed them) by their position and content; "" when there are none.
+func (f *dependencyFinder) contentKey(manifests []template.Manifest) (string, error) {
+	var h hash.Hash
+	for i, m := range manifests {
+		if i < len(f.template) && m.Object == f.template[i].Object {
+			continue
+		}
+		if namer, ok := f.kinds.For(m.GVK).(dependencyNamer); !ok || !namer.HasDependencies() {
+			continue
+		}
+		raw, err := json.Marshal(m.Object.Object)
+		if err != nil {
+			return "", fmt.Errorf("encoding %s: %w", m.ID(), err)
+		}
+		if h == nil {
+			h = sha256.New()
+		}
+		fmt.Fprintf(h, "%d:%d:", i, len(raw))
+		h.Write(raw)
+	}
+	if h == nil {
+		return "", nil
+	}
+	return string(h.Sum(nil)), nil
+}
+
+// sameRefs reports whether two lists name the same dependencies into the same namespaces.
+func sameRefs(a, b []dependencyRef) bool {
+	return slices.EqualFunc(a, b, func(x, y dependencyRef) bool {
+		return x.kind == y.kind && x.name == y.name && x.namespace == y.namespace
+	})
+}
+
+// deliver makes the manifests that deliver refs, in their order, reading each hub object once and making each
+// manifest once (byRef), numbered from next and marked Dependency. cluster, when set, is the cluster whose
+// overridden manifests name them, for the message.
+func (f *dependencyFinder) deliver(refs []dependencyRef, cluster string) ([]template.Manifest, *planner.InvalidError, error) {
 	var missing []string
 	out := make([]template.Manifest, 0, len(refs))
 	for _, ref := range refs {
-		key := dependencyRef{kind: ref.kind, name: ref.name}
-		obj, seen := read[key]
-		if !seen {
-			var err error
-			if obj, err = r.readDependency(ctx, pmw.Namespace, ref.kind, ref.name); err != nil {
-				return nil, nil, err
-			}
-			read[key] = obj
+		key := dependencyRef{kind: ref.kind, name: ref.name, namespace: ref.namespace}
+		if m, ok := f.byRef[key]; ok {
+			out = append(out, m)
+			continue
+		}
+		obj, err := f.reader.get(ref.kind, ref.name)
+		if err != nil {
+			return nil, nil, err
 		}
 		if obj == nil {
 			missing = append(missing, fmt.Sprintf("%s %s (needed by %s)", ref.kind, ref.name, ref.neededBy))
@@ -81,13 +229,19 @@ func (r *PlacementManifestWorkReconciler) dependencies(ctx context.Context, pmw 
 			return nil, &planner.InvalidError{Reason: workv1alpha1.ReasonDependencyNotFound, Message: fmt.Sprintf(
 				"%s %s (needed by %s) cannot be delivered: %v; the ManifestWorks already delivered are kept", ref.kind, ref.name, ref.neededBy, err)}, nil
 		}
-		m.Index, m.Dependency = len(manifests)+len(out), true
+		m.Index, m.Dependency = f.next, true
+		f.next++
+		f.byRef[key] = m
 		out = append(out, m)
 	}
 	if len(missing) > 0 {
+		fix := "fix the interpreter or the manifest that names them"
+		if cluster != "" {
+			fix = "fix the override, the interpreter or the manifest that names them"
+		}
 		return nil, &planner.InvalidError{Reason: workv1alpha1.ReasonDependencyNotFound, Message: fmt.Sprintf(
-			"Not in namespace %s on the hub: %s; create them there, or fix the interpreter or the manifest that names them. Nothing is written and the ManifestWorks already delivered are kept",
-			pmw.Namespace, names(missing))}, nil
+			"Not in namespace %s on the hub: %s; create them there, or %s. Nothing is written and the ManifestWorks already delivered are kept",
+			f.reader.namespace, names(missing), fix)}, nil
 	}
 	return out, nil, nil
 }
@@ -118,6 +272,12 @@ func (r *PlacementManifestWorkReconciler) readDependency(ctx context.Context, na
 // what to deliver: once per kind, name and target namespace, sorted by kind, namespace and name, without those
 // the template delivers itself. A manifest without a namespace has nowhere to put its dependencies.
 func dependencyRefs(kinds *health.Interpreters, manifests []template.Manifest) ([]dependencyRef, *planner.InvalidError) {
+	return dependencyRefsFor(kinds, manifests, "")
+}
+
+// dependencyRefsFor is dependencyRefs of the manifests as the overrides leave them for a cluster, when cluster
+// is set: the messages, and neededBy, say so.
+func dependencyRefsFor(kinds *health.Interpreters, manifests []template.Manifest, cluster string) ([]dependencyRef, *planner.InvalidError) {
 	inTemplate := map[dependencyRef]bool{}
 	for _, m := range manifests {
 		if m.GVK.Group == "" && m.GVK.Version == "v1" {
@@ -131,6 +291,10 @@ func dependencyRefs(kinds *health.Interpreters, manifests []template.Manifest) (
 		if !ok || !namer.HasDependencies() {
 			continue
 		}
+		id := m.ID()
+		if cluster != "" {
+			id += " as the overrides leave it for cluster " + cluster
+		}
 		deps, err := namer.Dependencies(m.Object.Object)
 		if err != nil {
 			reason := workv1alpha1.ReasonInterpreterFailed
@@ -139,7 +303,7 @@ func dependencyRefs(kinds *health.Interpreters, manifests []template.Manifest) (
 				reason = p.Reason
 			}
 			return nil, &planner.InvalidError{Reason: reason, Message: fmt.Sprintf(
-				"The dependencies of %s: %v; nothing is written and the ManifestWorks already delivered are kept", m.ID(), err)}
+				"The dependencies of %s: %v; nothing is written and the ManifestWorks already delivered are kept", id, err)}
 		}
 		if len(deps) == 0 {
 			continue
@@ -148,7 +312,7 @@ func dependencyRefs(kinds *health.Interpreters, manifests []template.Manifest) (
 		if ns == "" {
 			return nil, &planner.InvalidError{Reason: workv1alpha1.ReasonDependencyNotFound, Message: fmt.Sprintf(
 				"%s has no namespace to deliver its dependencies (%s %s, ...) into: set metadata.namespace, or turn spec.propagateDependencies off; the ManifestWorks already delivered are kept",
-				m.ID(), deps[0].Kind, deps[0].Name)}
+				id, deps[0].Kind, deps[0].Name)}
 		}
 		for _, d := range deps {
 			key := dependencyRef{kind: d.Kind, name: d.Name, namespace: ns}
@@ -156,7 +320,7 @@ func dependencyRefs(kinds *health.Interpreters, manifests []template.Manifest) (
 				continue
 			}
 			seen[key] = true
-			key.neededBy = m.ID()
+			key.neededBy = id
 			out = append(out, key)
 		}
 	}

@@ -1,8 +1,14 @@
 package controllers
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -11,10 +17,14 @@ import (
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
+	"github.com/open-cluster-management-io/placement-manifestwork/internal/ocmsim"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 	"github.com/open-cluster-management-io/placement-manifestwork/test/framework"
 )
@@ -225,5 +235,298 @@ func TestKeepIdentity(t *testing.T) {
 	other := &workv1.ManifestWork{}
 	if got, _ := keepIdentity(func(any) (any, error) { return "other", nil })(other); got != "other" {
 		t.Errorf("a typed object was not passed on: %v", got)
+	}
+}
+
+// mountsKinds interpret Deployments as the dependencies example of docs/interpreters.md does: the ConfigMaps and
+// Secrets their pod template mounts.
+func mountsKinds(t *testing.T) *health.Interpreters {
+	t.Helper()
+	set, problems := interpreter.Resolve([]workv1alpha1.ResourceInterpreter{{
+		ObjectMeta: metav1.ObjectMeta{Name: "mounts", UID: types.UID("uid")},
+		Spec: workv1alpha1.ResourceInterpreterSpec{
+			Target: workv1alpha1.InterpreterTarget{Group: "apps", Kind: "Deployment"},
+			Dependencies: &workv1alpha1.InterpreterDependencies{Expression: `
+				object.?spec.?template.?spec.?volumes.orValue([]).filter(v, has(v.configMap)).map(v, {'kind': 'ConfigMap', 'name': v.configMap.name}) +
+				object.?spec.?template.?spec.?volumes.orValue([]).filter(v, has(v.secret)).map(v, {'kind': 'Secret', 'name': v.secret.secretName})`},
+		},
+	}}, interpreter.NewCache())
+	if len(problems) > 0 {
+		t.Fatalf("compiling: %v", problems)
+	}
+	return set
+}
+
+// mountingPMW is a PlacementManifestWork in namespace apps with propagateDependencies, whose Deployment web (in
+// namespace shop, 6 replicas split evenly) mounts the ConfigMap settings.
+func mountingPMW(overrides ...workv1alpha1.ClusterOverride) *workv1alpha1.PlacementManifestWork {
+	web := framework.Deployment("web", "shop", 6)
+	podSpec := web["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	podSpec["volumes"] = []any{map[string]any{"name": "settings", "configMap": map[string]any{"name": "settings"}}}
+	p := framework.MakePMW("web", "apps").Placement("p").Manifest(web).
+		Strategy(workv1alpha1.DistributionStrategy{Name: "web", Namespace: "shop", Kind: "Deployment", Type: workv1alpha1.DistributionSplit,
+			Split: &workv1alpha1.SplitStrategy{Type: workv1alpha1.SplitBalance}}).
+		Overrides(overrides...).Obj()
+	p.UID, p.Generation = "uid", 1
+	p.Spec.PropagateDependencies = true
+	return p
+}
+
+// mountsHub are the hub objects of namespace apps that mountingPMW's overrides may name.
+func mountsHub() []client.Object {
+	return []client.Object{
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "apps"}, Data: map[string]string{"level": "1"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings-eu", Namespace: "apps"}, Data: map[string]string{"level": "eu"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: "apps"}, Data: map[string][]byte{"password": []byte("x")}},
+	}
+}
+
+// mountsFleet are three clusters: eu-1 and eu-2 in region eu, us-1 in region us.
+var mountsFleet = map[string]override.Cluster{
+	"eu-1": {Labels: map[string]string{"region": "eu"}},
+	"eu-2": {Labels: map[string]string{"region": "eu"}},
+	"us-1": {Labels: map[string]string{"region": "us"}},
+}
+
+// countingReader counts the Gets that reach the hub.
+type countingReader struct {
+	client.Reader
+	gets int
+}
+
+func (r *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	r.gets++
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+// TestDependenciesFollowOverrides: each cluster's work carries the dependencies its manifests reference as its
+// overrides leave them, not the template's; clusters whose overrides change no such reference share the
+// template's; identical overridden manifests are resolved once, and each hub object read once; a dependency an
+// override makes a manifest reference that is missing on the hub is DependencyNotFound, as a template's is.
+func TestDependenciesFollowOverrides(t *testing.T) {
+	raw := func(s string) *workv1alpha1.JSON { return &workv1alpha1.JSON{Raw: []byte(s)} }
+	eu := &workv1alpha1.OverrideClusters{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}}}
+	// mount makes the clusters' Deployment mount the ConfigMap name instead of settings.
+	mount := func(name string, clusters *workv1alpha1.OverrideClusters) workv1alpha1.ClusterOverride {
+		return workv1alpha1.ClusterOverride{Name: "mount-" + name, Clusters: clusters, Manifests: []workv1alpha1.OverrideManifest{{Kind: "Deployment"}},
+			Patches: []workv1alpha1.OverridePatch{{Op: workv1alpha1.OverridePatchReplace, Path: "/spec/template/spec/volumes/0/configMap/name", Value: raw(`"` + name + `"`)}}}
+	}
+	renamed := func(o workv1alpha1.ClusterOverride, name string) workv1alpha1.ClusterOverride {
+		o.Name = name
+		return o
+	}
+	const (
+		settings   = `ConfigMap shop/settings {"level":"1"}`
+		settingsEU = `ConfigMap shop/settings-eu {"level":"eu"}`
+		creds      = `Secret shop/creds {"password":"eA=="}`
+	)
+	cases := map[string]struct {
+		overrides []workv1alpha1.ClusterOverride
+		// want are, per cluster, the dependencies its work carries after the Deployment; own the clusters that
+		// carry their own (Plan.Dependencies).
+		want map[string][]string
+		own  []string
+		// reads are the hub reads, finds the overridden contents resolved.
+		reads, finds int
+		wantReason   string
+		wantMessage  string
+	}{
+		"without overrides every cluster carries the template's": {
+			want:  map[string][]string{"eu-1": {settings}, "eu-2": {settings}, "us-1": {settings}},
+			reads: 1,
+		},
+		"an override that renames the mounted ConfigMap: its clusters carry the one it names": {
+			overrides: []workv1alpha1.ClusterOverride{mount("settings-eu", eu)},
+			want:      map[string][]string{"eu-1": {settingsEU}, "eu-2": {settingsEU}, "us-1": {settings}},
+			own:       []string{"eu-1", "eu-2"},
+			reads:     2, finds: 1,
+		},
+		"an override that changes no reference: the template's, asked once": {
+			overrides: []workv1alpha1.ClusterOverride{{Name: "mirror", Clusters: eu, Image: &workv1alpha1.ImageOverride{Registry: &workv1alpha1.OverrideValue{Value: "eu.example"}}}},
+			want:      map[string][]string{"eu-1": {settings}, "eu-2": {settings}, "us-1": {settings}},
+			reads:     1, finds: 1,
+		},
+		"an override that removes the volume: its clusters carry none": {
+			overrides: []workv1alpha1.ClusterOverride{{Name: "no-volume", Clusters: eu, Manifests: []workv1alpha1.OverrideManifest{{Kind: "Deployment"}},
+				Patches: []workv1alpha1.OverridePatch{{Op: workv1alpha1.OverridePatchRemove, Path: "/spec/template/spec/volumes"}}}},
+			want:  map[string][]string{"eu-1": {}, "eu-2": {}, "us-1": {settings}},
+			own:   []string{"eu-1", "eu-2"},
+			reads: 1, finds: 1,
+		},
+		"an override that mounts a Secret too: the template's ConfigMap and the Secret": {
+			overrides: []workv1alpha1.ClusterOverride{{Name: "creds", Clusters: eu, Manifests: []workv1alpha1.OverrideManifest{{Kind: "Deployment"}},
+				Patches: []workv1alpha1.OverridePatch{{Op: workv1alpha1.OverridePatchAdd, Path: "/spec/template/spec/volumes/-", Value: raw(`{"name":"creds","secret":{"secretName":"creds"}}`)}}}},
+			want:  map[string][]string{"eu-1": {settings, creds}, "eu-2": {settings, creds}, "us-1": {settings}},
+			own:   []string{"eu-1", "eu-2"},
+			reads: 2, finds: 1,
+		},
+		"different overrides with the same result: resolved once": {
+			overrides: []workv1alpha1.ClusterOverride{mount("settings-eu", &workv1alpha1.OverrideClusters{Names: []string{"eu-1"}}),
+				renamed(mount("settings-eu", &workv1alpha1.OverrideClusters{Names: []string{"eu-2"}}), "also-eu")},
+			want:  map[string][]string{"eu-1": {settingsEU}, "eu-2": {settingsEU}, "us-1": {settings}},
+			own:   []string{"eu-1", "eu-2"},
+			reads: 2, finds: 1,
+		},
+		"an override that names the cluster's own dependency patches it": {
+			overrides: []workv1alpha1.ClusterOverride{mount("settings-eu", eu), {Name: "region", Clusters: eu, Manifests: []workv1alpha1.OverrideManifest{{Kind: "ConfigMap"}},
+				Patches: []workv1alpha1.OverridePatch{{Op: workv1alpha1.OverridePatchAdd, Path: "/data/region", Value: raw(`"eu"`)}}}},
+			want:  map[string][]string{"eu-1": {`ConfigMap shop/settings-eu {"level":"eu","region":"eu"}`}, "eu-2": {`ConfigMap shop/settings-eu {"level":"eu","region":"eu"}`}, "us-1": {settings}},
+			own:   []string{"eu-1", "eu-2"},
+			reads: 2, finds: 1,
+		},
+		"an override that names a ConfigMap missing on the hub": {
+			overrides:   []workv1alpha1.ClusterOverride{mount("settings-apac", eu)},
+			wantReason:  workv1alpha1.ReasonDependencyNotFound,
+			wantMessage: "Not in namespace apps on the hub: ConfigMap settings-apac (needed by Deployment.apps shop/web as the overrides leave it for cluster eu-1); create them there, or fix the override, the interpreter or the manifest that names them",
+		},
+		"an override that leaves the interpreter nothing to read": {
+			overrides: []workv1alpha1.ClusterOverride{{Name: "empty", Clusters: eu, Manifests: []workv1alpha1.OverrideManifest{{Kind: "Deployment"}},
+				Patches: []workv1alpha1.OverridePatch{{Op: workv1alpha1.OverridePatchReplace, Path: "/spec/template/spec/volumes/0/configMap", Value: raw(`{}`)}}}},
+			wantReason:  workv1alpha1.ReasonInterpreterFailed,
+			wantMessage: "The dependencies of Deployment.apps shop/web as the overrides leave it for cluster eu-1: ResourceInterpreter mounts: spec.dependencies.expression: no such key: name",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			kinds := mountsKinds(t)
+			p := mountingPMW(tc.overrides...)
+			hub := &countingReader{Reader: fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(mountsHub()...).Build()}
+			r := &PlacementManifestWorkReconciler{APIReader: hub}
+			manifests, err := planner.ParseTemplate(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, invalid, err := r.dependencies(context.Background(), p, kinds, manifests)
+			if err != nil || invalid != nil {
+				t.Fatalf("the template's dependencies: %v %v", err, invalid)
+			}
+			set, err := override.Compile(p.Spec.Overrides)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := planner.Input{Clusters: sortedClusters(mountsFleet), Kinds: kinds, Overrides: set, ClusterFacts: mountsFleet, Dependencies: f}
+			plan, err := planner.Compute(p, append(manifests, f.own...), in)
+			if tc.wantReason != "" {
+				var got *planner.InvalidError
+				if !errors.As(err, &got) || got.Reason != tc.wantReason || !strings.Contains(got.Message, tc.wantMessage) {
+					t.Fatalf("error %v, want %s containing %q", err, tc.wantReason, tc.wantMessage)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(plan.OverrideFailures) > 0 {
+				t.Fatalf("override failures: %v", plan.OverrideFailures)
+			}
+			got := map[string][]string{}
+			for c, ms := range plan.Manifests {
+				got[c] = []string{}
+				for _, m := range ms[1:] {
+					var obj struct {
+						Kind     string            `json:"kind"`
+						Metadata metav1.ObjectMeta `json:"metadata"`
+						Data     json.RawMessage   `json:"data"`
+					}
+					if err := json.Unmarshal(m.Raw, &obj); err != nil {
+						t.Fatal(err)
+					}
+					got[c] = append(got[c], obj.Kind+" "+obj.Metadata.Namespace+"/"+obj.Metadata.Name+" "+string(obj.Data))
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("dependencies carried (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.own, slices.Sorted(maps.Keys(plan.Dependencies))); diff != "" {
+				t.Errorf("clusters with dependencies of their own (-want +got):\n%s", diff)
+			}
+			for c, deps := range plan.Dependencies {
+				if len(deps) != len(got[c]) {
+					t.Errorf("%s: Plan.Dependencies has %d, its work carries %d", c, len(deps), len(got[c]))
+				}
+			}
+			if hub.gets != tc.reads || len(f.found) != tc.finds {
+				t.Errorf("%d hub reads and %d resolved contents, want %d and %d", hub.gets, len(f.found), tc.reads, tc.finds)
+			}
+		})
+	}
+}
+
+func sortedClusters(fleet map[string]override.Cluster) []string {
+	return slices.Sorted(maps.Keys(fleet))
+}
+
+// TestDependenciesFollowOverridesInStatus: a fleet whose overrides change which ConfigMap the Deployment mounts
+// (eu-1 none, eu-2 settings-eu, us-1 the template's settings), converged and reported healthy by the simulated
+// agent, is judged against what each work carries: every cluster available, nothing left to write, and
+// status.manifests counts each ConfigMap on the clusters that carry it.
+func TestDependenciesFollowOverridesInStatus(t *testing.T) {
+	raw := func(s string) *workv1alpha1.JSON { return &workv1alpha1.JSON{Raw: []byte(s)} }
+	p := mountingPMW(
+		workv1alpha1.ClusterOverride{Name: "no-volume", Clusters: &workv1alpha1.OverrideClusters{Names: []string{"eu-1"}},
+			Manifests: []workv1alpha1.OverrideManifest{{Kind: "Deployment"}},
+			Patches:   []workv1alpha1.OverridePatch{{Op: workv1alpha1.OverridePatchRemove, Path: "/spec/template/spec/volumes"}}},
+		workv1alpha1.ClusterOverride{Name: "settings-eu", Clusters: &workv1alpha1.OverrideClusters{Names: []string{"eu-2"}},
+			Manifests: []workv1alpha1.OverrideManifest{{Kind: "Deployment"}},
+			Patches:   []workv1alpha1.OverridePatch{{Op: workv1alpha1.OverridePatchReplace, Path: "/spec/template/spec/volumes/0/configMap/name", Value: raw(`"settings-eu"`)}}},
+	)
+	kinds := mountsKinds(t)
+	r := &PlacementManifestWorkReconciler{APIReader: fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(mountsHub()...).Build()}
+	now := time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC)
+	// gather's inputs, with the works: each reconcile finds the dependencies afresh.
+	gather := func(owned map[string]*workv1.ManifestWork) *inputs {
+		in := overridesInputs(t, p, mountsFleet, owned)
+		f, invalid, err := r.dependencies(context.Background(), p, kinds, in.template)
+		if err != nil || invalid != nil {
+			t.Fatalf("the template's dependencies: %v %v", err, invalid)
+		}
+		in.template, in.deps, in.kinds = append(in.template, f.own...), f, kinds
+		return in
+	}
+	in := gather(nil)
+	d, invalid, _, err := desiredState(p, in, remembered{deliveredKnown: true}, now)
+	if err != nil || invalid != nil {
+		t.Fatalf("desired state: %v %v", err, invalid)
+	}
+	owned := map[string]*workv1.ManifestWork{}
+	carried := map[string]int{}
+	for _, op := range planWrites(p, &observation{inputs: *in, desired: d}, nil, now).ops {
+		work := op.written(now)
+		work.Generation = 1
+		work.Status = ocmsim.Simulate(work, ocmsim.Spoke{Behavior: ocmsim.Healthy}, now.Add(-time.Hour), now).Status
+		carried[op.cluster] = len(work.Spec.Workload.Manifests)
+		trimWork(work)
+		owned[op.cluster] = work
+	}
+	if diff := cmp.Diff(map[string]int{"eu-1": 1, "eu-2": 2, "us-1": 2}, carried); diff != "" {
+		t.Fatalf("manifests of each work (-want +got):\n%s", diff)
+	}
+
+	in = gather(owned)
+	d, invalid, _, err = desiredState(p, in, remembered{deliveredKnown: true}, now)
+	if err != nil || invalid != nil {
+		t.Fatalf("desired state: %v %v", err, invalid)
+	}
+	obs := &observation{inputs: *in, desired: d}
+	wp := planWrites(p, obs, nil, now)
+	if len(wp.ops) != 0 {
+		t.Errorf("%d writes planned for a converged fleet", len(wp.ops))
+	}
+	obs.rollout, obs.upToDate, obs.leaving = wp.rollout, wp.upToDate, wp.leaving
+	st := computeStatus(p, obs)
+	if st.PlacedManifestWorkSummary.Available != 3 {
+		t.Errorf("%d of 3 clusters available; unhealthy: %+v", st.PlacedManifestWorkSummary.Available, st.UnhealthyClusters)
+	}
+	type count struct {
+		ID                             string
+		Healthy, Progressing, Degraded int32
+	}
+	var got []count
+	for _, m := range st.Manifests {
+		got = append(got, count{m.Kind + " " + m.Namespace + "/" + m.Name, m.Healthy, m.Progressing, m.Degraded})
+	}
+	want := []count{{"Deployment shop/web", 3, 0, 0}, {"ConfigMap shop/settings", 1, 0, 0}, {"ConfigMap shop/settings-eu", 1, 0, 0}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("status.manifests (-want +got):\n%s", diff)
 	}
 }

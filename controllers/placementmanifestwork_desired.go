@@ -28,7 +28,10 @@ type remembered struct {
 // desiredState decides, without I/O, the desired state of a PlacementManifestWork whose Placement is decided
 // and whose spec is usable: each cluster's health, failover, the split and the works (planner). Which writes
 // that asks for is planWrites'. It returns an InvalidError when no valid desired state exists (a split field
-// that is not an integer, works over the size limit), and when time alone changes the outcome.
+// that is not an integer, works over the size limit, a dependency missing on the hub), and when time alone
+// changes the outcome. (The one exception to "without I/O": a dependency that only the manifests as a
+// cluster's overrides leave them reference is read from the hub when first named, once per reconcile; see
+// dependencyFinder.)
 func desiredState(pmw *workv1alpha1.PlacementManifestWork, in *inputs, mem remembered, now time.Time) (desired, *planner.InvalidError, time.Duration, error) {
 	var d desired
 	// The builder is made once: the template hash judges health (a held cluster is judged by what its work
@@ -40,7 +43,7 @@ func desiredState(pmw *workv1alpha1.PlacementManifestWork, in *inputs, mem remem
 	}
 	d.templateHash, d.templateHashes = templateHashes(pmw, in, d.builder.TemplateHash())
 	d.inputs, d.inputsFor = newManifestInputs(in.kinds, in.template, pmw.Spec.ManifestWorkTemplate.ManifestConfigs), pmw
-	d.current = clusterHealth(d.inputs, in, d.clusterTemplateHash)
+	d.current, d.currentDeps = clusterHealth(d.inputs, in, d.clusterTemplateHash)
 	recheck := in.scoresExpire
 	if policy, ok := failoverPolicy(pmw); ok {
 		var after time.Duration
@@ -58,6 +61,10 @@ func desiredState(pmw *workv1alpha1.PlacementManifestWork, in *inputs, mem remem
 	input := in.planInput
 	input.Clusters, input.Previous, input.Kinds = in.clusters, previous, in.kinds
 	input.Marks = marks(pmw, in.template, in.kinds, d.clusterTemplateHash)
+	if in.deps != nil {
+		// A nil *dependencyFinder in the interface would not be nil.
+		input.Dependencies = in.deps
+	}
 	if len(d.failedOver) > 0 {
 		input.FailedOver = d.failedOver
 	}

@@ -32,6 +32,7 @@ type completedTarget struct {
 	pmw          *workv1alpha1.PlacementManifestWork
 	template     []template.Manifest
 	overrides    *override.Set
+	deps         *dependencyFinder
 	planInput    planner.Input
 	scoresExpire time.Duration
 }
@@ -197,11 +198,13 @@ func (r *PlacementManifestWorkReconciler) completedTarget(ctx context.Context, p
 	t := &completedTarget{pmw: revision.WithTemplate(pmw, spec)}
 	var invalid *planner.InvalidError
 	if t.template, err = planner.ParseTemplate(t.pmw); err == nil && t.pmw.Spec.PropagateDependencies {
-		var deps []template.Manifest
+		var deps *dependencyFinder
 		if deps, invalid, err = r.dependencies(ctx, t.pmw, obs.kinds, t.template); err != nil {
 			return nil, err
 		}
-		t.template = append(t.template, deps...)
+		if deps != nil {
+			t.template, t.deps = append(t.template, deps.own...), deps
+		}
 	}
 	if err == nil && invalid == nil && len(t.pmw.Spec.Overrides) > 0 {
 		// Compiled per reconcile while it is needed: the compiled overrides in memory are the spec's.
@@ -219,6 +222,9 @@ func (r *PlacementManifestWorkReconciler) completedTarget(ctx context.Context, p
 		return nil, err
 	}
 	t.planInput.Overrides = t.overrides
+	if t.overrides.Len() == 0 {
+		t.deps = nil
+	}
 	return t, nil
 }
 

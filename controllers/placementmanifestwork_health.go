@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,25 +12,77 @@ import (
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/health"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/manifestwork"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
 
-// clusterHealth judges each cluster that has a work, from the works as they are before this reconcile writes.
-// A work that carries an earlier template (a rollout holds it) is judged against the manifests it carries, as
-// its agent reports them, not against the current template's list by position.
-func clusterHealth(base *manifestInputs, in *inputs, templateHash func(cluster string) string) map[string]health.ClusterResult {
+// clusterHealth judges each cluster that has a work, from the works as they are before this reconcile writes,
+// and says which dependencies the works that carry the current template carry when they are not the
+// template's (clusterDependencies; absent otherwise). A work that carries an earlier template (a rollout holds
+// it) is judged against the manifests it carries, as its agent reports them, not against the current
+// template's list by position; so is one whose dependencies cannot be told (clusterInputs).
+func clusterHealth(base *manifestInputs, in *inputs, templateHash func(cluster string) string) (map[string]health.ClusterResult, map[string]clusterDependencies) {
 	out := make(map[string]health.ClusterResult, len(in.owned))
+	var deps map[string]clusterDependencies
 	for cluster, w := range in.owned {
 		var manifests []health.ManifestInput
+		ok := false
 		if manifestwork.CarriesTemplate(w, templateHash(cluster)) {
-			manifests = withOverrides(base.withShares(in.shares[cluster]), in, cluster, in.shares[cluster])
-		} else {
+			var cd clusterDependencies
+			if manifests, cd, ok = clusterInputs(base, in, cluster, in.shares[cluster]); ok && cd.own {
+				if deps == nil {
+					deps = map[string]clusterDependencies{}
+				}
+				deps[cluster] = cd
+			}
+		}
+		if !ok {
 			manifests = in.kinds.WorkManifests(w)
 		}
 		out[cluster] = health.Cluster(health.ClusterInput{Work: w, Unavailable: in.unavailable[cluster], Manifests: manifests})
 	}
-	return out
+	return out, deps
+}
+
+// clusterDependencies says which dependencies (spec.propagateDependencies) a cluster's work carries after the
+// template's manifests: the template's (own false), or, when its overrides change which ones its manifests
+// reference, its own (deps; see dependencyFinder).
+type clusterDependencies struct {
+	deps []template.Manifest
+	own  bool
+}
+
+// clusterInputs are the manifest inputs a cluster's work that carries the current template is judged by: the
+// template's with its split shares (withShares) and its overrides (overridden), and, when the overrides
+// change which dependencies its manifests reference, those dependencies in place of the template's. ok is
+// false when that cannot be told (a dependency missing on the hub, an interpreter that fails: the desired state
+// is invalid then, and the work is best judged by what it carries).
+func clusterInputs(base *manifestInputs, in *inputs, cluster string, shares map[string]int32) ([]health.ManifestInput, clusterDependencies, bool) {
+	r := resolvedOverrides(in, cluster, shares)
+	manifests, changed := overridden(base.withShares(shares), r)
+	if in.deps == nil || len(changed) == 0 {
+		return manifests, clusterDependencies{}, true
+	}
+	// The template's manifests, each one an override changed as it leaves it (with the cluster's shares).
+	view := slices.Clone(in.deps.template)
+	for _, i := range changed {
+		if i < len(view) {
+			view[i].Object = manifests[i].Manifest.Object
+		}
+	}
+	deps, same, err := in.deps.Find(cluster, view)
+	if err != nil {
+		return nil, clusterDependencies{}, false
+	}
+	if same {
+		return manifests, clusterDependencies{}, true
+	}
+	cd := clusterDependencies{deps: deps, own: true}
+	own, _ := overridden(base.dependencyInputs(deps), r)
+	out := make([]health.ManifestInput, len(view), len(view)+len(own))
+	copy(out, manifests)
+	return append(out, own...), cd, true
 }
 
 // outdated is the result of a cluster whose work carries an earlier template (a rollout holds it, or its
@@ -85,10 +138,54 @@ func carriesCurrentTemplate(pmw *workv1alpha1.PlacementManifestWork, obs *observ
 type manifestInputs struct {
 	base     []health.ManifestInput
 	byShares map[string][]health.ManifestInput
+	// own is the number of the template's own manifests, before its dependencies; kinds and configs make the
+	// inputs of the dependencies some clusters carry of their own (dependencyInputs), made once per list.
+	own     int
+	kinds   *health.Interpreters
+	configs []workv1.ManifestConfigOption
+	byDeps  map[*template.Manifest][]health.ManifestInput
 }
 
 func newManifestInputs(kinds *health.Interpreters, manifests []template.Manifest, configs []workv1.ManifestConfigOption) *manifestInputs {
-	return &manifestInputs{base: kinds.Inputs(manifests, configs), byShares: map[string][]health.ManifestInput{}}
+	own := len(manifests)
+	for i, m := range manifests {
+		if m.Dependency {
+			own = i
+			break
+		}
+	}
+	return &manifestInputs{base: kinds.Inputs(manifests, configs), byShares: map[string][]health.ManifestInput{},
+		own: own, kinds: kinds, configs: configs}
+}
+
+// dependencyInputs are the inputs of the dependencies a cluster carries of its own (clusterDependencies), made
+// once per list the dependencyFinder gave (clusters alike share it). Not to be modified.
+func (m *manifestInputs) dependencyInputs(deps []template.Manifest) []health.ManifestInput {
+	if len(deps) == 0 {
+		return nil
+	}
+	// Keyed by the list's first element: the finder gives each list once, and clusters alike share it.
+	if out, ok := m.byDeps[&deps[0]]; ok && len(out) == len(deps) {
+		return out
+	}
+	if m.byDeps == nil {
+		m.byDeps = map[*template.Manifest][]health.ManifestInput{}
+	}
+	out := m.kinds.Inputs(deps, m.configs)
+	m.byDeps[&deps[0]] = out
+	return out
+}
+
+// withDependencies is manifests (the template's inputs, withShares) with the dependencies the cluster carries in
+// place of the template's, when it carries its own: its work's manifests by position.
+func (m *manifestInputs) withDependencies(manifests []health.ManifestInput, cd clusterDependencies) []health.ManifestInput {
+	if !cd.own || len(manifests) < m.own {
+		return manifests
+	}
+	own := m.dependencyInputs(cd.deps)
+	out := make([]health.ManifestInput, m.own, m.own+len(own))
+	copy(out, manifests)
+	return append(out, own...)
 }
 
 // healthInputs are the template's manifest inputs judged with tpl's manifestConfigs: the desired state's when
@@ -185,30 +282,43 @@ func primaryShare(fields map[string]int32, kind health.Interpreter) (string, int
 	return first, fields[first], true
 }
 
-// withOverrides sets, on a copy of manifests (already withShares), each manifest as the overrides that select
-// the cluster deliver it, so its health is judged against what its work carries: a Deployment whose replicas
-// an override sets asks for those. A manifest the overrides fail on keeps the template's (its work was not
-// written with them).
-func withOverrides(manifests []health.ManifestInput, in *inputs, cluster string, shares map[string]int32) []health.ManifestInput {
+// resolvedOverrides are the overrides that select the cluster, resolved with its facts and shares; nil when
+// none does.
+func resolvedOverrides(in *inputs, cluster string, shares map[string]int32) *override.Resolved {
 	if in.overrides.Len() == 0 {
-		return manifests
+		return nil
 	}
 	facts := in.planInput.ClusterFacts[cluster]
 	facts.Name, facts.Shares = cluster, shares
 	r := in.overrides.Resolve(facts)
 	if r.Key() == "" {
-		return manifests
+		return nil
+	}
+	return r
+}
+
+// overridden sets, on a copy of manifests (already withShares), each manifest as the overrides r deliver it,
+// so its health is judged against what its work carries: a Deployment whose replicas an override sets asks for
+// those. A manifest the overrides fail on keeps the template's (its work was not written with them). changed
+// are the positions of the manifests the overrides change.
+func overridden(manifests []health.ManifestInput, r *override.Resolved) ([]health.ManifestInput, []int) {
+	if r == nil {
+		return manifests, nil
 	}
 	out := make([]health.ManifestInput, len(manifests))
 	copy(out, manifests)
+	var changed []int
 	for i := range out {
 		m := out[i].Manifest
-		delivered := template.Manifest{Index: m.Index, GVK: m.GVK, Object: &unstructured.Unstructured{Object: out[i].Delivered()}}
+		delivered := template.Manifest{Index: m.Index, GVK: m.GVK, Dependency: m.Dependency, Object: &unstructured.Unstructured{Object: out[i].Delivered()}}
 		obj, _, err := r.Apply(delivered, nil)
 		if err != nil || obj == nil {
 			continue
 		}
+		if obj != delivered.Object {
+			changed = append(changed, i)
+		}
 		out[i].Manifest.Object, out[i].Fields = obj, nil
 	}
-	return out
+	return out, changed
 }

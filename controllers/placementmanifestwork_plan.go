@@ -264,7 +264,7 @@ func joinOnCompleted(obs *observation, wp *writePlan, mem remembered, now time.T
 	}
 	t := obs.completed
 	in := obs.inputs
-	in.template, in.overrides, in.planInput, in.scoresExpire = t.template, t.overrides, t.planInput, t.scoresExpire
+	in.template, in.overrides, in.deps, in.planInput, in.scoresExpire = t.template, t.overrides, t.deps, t.planInput, t.scoresExpire
 	d, invalid, _, err := desiredState(t.pmw, &in, mem, now)
 	if err != nil || invalid != nil || d.plan == nil {
 		return nil

@@ -17,6 +17,7 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/override"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/planner"
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/status"
+	"github.com/open-cluster-management-io/placement-manifestwork/pkg/template"
 )
 
 // maxNamesInMessage bounds how many clusters a condition message names.
@@ -53,17 +54,25 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	for _, c := range obs.conflicts {
 		conflicted[c] = true
 	}
+	// The dependencies of the clusters whose works carry their own (clusterDependencies).
+	deps := map[string]clusterDependencies{}
 	for _, c := range clusters {
 		var r health.ClusterResult
 		if cur, ok := obs.current[c]; ok && !written(obs, c) {
 			// A cluster whose work this reconcile did not write was already judged before the writes.
 			r = cur
+			if cd, ok := obs.currentDeps[c]; ok {
+				deps[c] = cd
+			}
 		} else {
-			r = health.Cluster(health.ClusterInput{
-				Work:        obs.work(c),
-				Unavailable: obs.unavailable[c],
-				Manifests:   withOverrides(base.withShares(obs.workShares(c)), &obs.inputs, c, obs.workShares(c)),
-			})
+			manifests, cd, ok := clusterInputs(base, &obs.inputs, c, obs.workShares(c))
+			switch {
+			case cd.own:
+				deps[c] = cd
+			case !ok && obs.work(c) != nil:
+				manifests = obs.kinds.WorkManifests(obs.work(c))
+			}
+			r = health.Cluster(health.ClusterInput{Work: obs.work(c), Unavailable: obs.unavailable[c], Manifests: manifests})
 		}
 		switch {
 		case conflicted[c]:
@@ -80,7 +89,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		}
 		outcomes = append(outcomes, status.ClusterOutcome{Cluster: c, ClusterResult: r})
 	}
-	rollup := status.Aggregate(outcomes, obs.template, obs.kinds, pmw.Status.Manifests)
+	rollup := status.Aggregate(outcomes, listManifests(obs.template, base.own, outcomes, deps), obs.kinds, pmw.Status.Manifests)
 	st.PlacedManifestWorkSummary = rollup.Summary
 	st.Manifests = rollup.Manifests
 	st.UnhealthyClusters = rollup.Unhealthy
@@ -108,7 +117,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	if obs.rollout.completion.evaluated {
 		// Without an evaluation (no usable decisions or template) the record of the run stays as it was.
 		var completed *metav1.Condition
-		st.Completion, completed = completionStatus(pmw, runAfterWrites(obs, base, outcomes), obs.rollout.completion)
+		st.Completion, completed = completionStatus(pmw, runAfterWrites(obs, base, outcomes, deps), obs.rollout.completion)
 		if completed != nil {
 			setCondition(&st, pmw, *completed)
 		} else {
@@ -159,16 +168,100 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	return st
 }
 
+// listManifests is what status.manifests lists: the template's manifests and dependencies, then the
+// dependencies only the clusters whose overrides change them carry (deps), sorted by kind, namespace and name.
+// It sets on each outcome where its work carries each (status.ClusterOutcome.Carried) when that is not simply
+// the list's order: the clusters alike share one slice.
+func listManifests(manifests []template.Manifest, own int, outcomes []status.ClusterOutcome, deps map[string]clusterDependencies) []template.Manifest {
+	if len(deps) == 0 {
+		return manifests
+	}
+	id := func(m template.Manifest) dependencyRef {
+		return dependencyRef{kind: m.GVK.Kind, name: m.Object.GetName(), namespace: m.Object.GetNamespace()}
+	}
+	listed := map[dependencyRef]int{}
+	for i := own; i < len(manifests); i++ {
+		listed[id(manifests[i])] = i
+	}
+	var extra []template.Manifest
+	for _, cd := range deps {
+		for _, d := range cd.deps {
+			if _, ok := listed[id(d)]; !ok {
+				listed[id(d)] = -1
+				extra = append(extra, d)
+			}
+		}
+	}
+	sort.Slice(extra, func(i, j int) bool {
+		a, b := id(extra[i]), id(extra[j])
+		if a.kind != b.kind {
+			return a.kind < b.kind
+		}
+		if a.namespace != b.namespace {
+			return a.namespace < b.namespace
+		}
+		return a.name < b.name
+	})
+	out := manifests
+	if len(extra) > 0 {
+		out = append(slices.Clip(manifests), extra...)
+		for i := len(manifests); i < len(out); i++ {
+			listed[id(out[i])] = i
+		}
+	}
+	// A cluster that carries the template's dependencies carries none of the others.
+	var templates []int
+	if len(extra) > 0 {
+		templates = make([]int, len(out))
+		for i := range templates {
+			if templates[i] = i; i >= len(manifests) {
+				templates[i] = -1
+			}
+		}
+	}
+	type list struct {
+		first *template.Manifest
+		n     int
+	}
+	byList := map[list][]int{}
+	for i := range outcomes {
+		cd, ok := deps[outcomes[i].Cluster]
+		if !ok {
+			outcomes[i].Carried = templates
+			continue
+		}
+		key := list{n: len(cd.deps)}
+		if len(cd.deps) > 0 {
+			key.first = &cd.deps[0]
+		}
+		carried, ok := byList[key]
+		if !ok {
+			carried = make([]int, len(out))
+			for j := range carried {
+				if carried[j] = j; j >= own {
+					carried[j] = -1
+				}
+			}
+			for k, d := range cd.deps {
+				carried[listed[id(d)]] = own + k
+			}
+			byList[key] = carried
+		}
+		outcomes[i].Carried = carried
+	}
+	return out
+}
+
 // runAfterWrites judges the run from the clusters' results after this reconcile's writes (a cluster whose work
 // carries an earlier template, or that a foreign work blocks, has no per-manifest results and runs).
-func runAfterWrites(obs *observation, base *manifestInputs, outcomes []status.ClusterOutcome) run {
+func runAfterWrites(obs *observation, base *manifestInputs, outcomes []status.ClusterOutcome, deps map[string]clusterDependencies) run {
 	results := make(map[string]health.ClusterResult, len(outcomes))
 	for _, o := range outcomes {
 		results[o.Cluster] = o.ClusterResult
 	}
 	return judgeRun(obs.clusters, base.base, strayWorks(obs), func(c string) (health.ClusterResult, []health.ManifestInput, bool) {
 		r, ok := results[c]
-		return r, base.withShares(obs.workShares(c)), ok
+		return r, base.withDependencies(base.withShares(obs.workShares(c)), deps[c]), ok
 	})
 }
 

@@ -339,13 +339,13 @@ func TestWithOverrides(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := withOverrides(base, in, tc.cluster, nil)
+			got, _ := overridden(base, resolvedOverrides(in, tc.cluster, nil))
 			got[0].Status = ready
 			if v := health.Manifest(got[0]); v.State != tc.want {
 				t.Errorf("verdict %+v, want %s", v, tc.want)
 			}
 			if base[0].Manifest.Object.Object["spec"].(map[string]any)["replicas"] != int64(3) {
-				t.Error("withOverrides changed the template's manifest")
+				t.Error("overridden changed the template's manifest")
 			}
 		})
 	}

@@ -171,6 +171,47 @@ var _ = Describe("Dependencies", func() {
 		}, timeout, interval).Should(Succeed())
 	})
 
+	It("carries to a cluster whose override renames the ConfigMap the one it names, and to the others the template's", func() {
+		pmw := framework.MakePMW("gadget", ns).Placement("p").Manifest(widget(map[string]any{"configName": "settings"})).Obj()
+		pmw.Spec.PropagateDependencies = true
+		pmw.Spec.Overrides = []workv1alpha1.ClusterOverride{{Name: "eu", Clusters: &workv1alpha1.OverrideClusters{Names: []string{clusters[0]}},
+			Patches: []workv1alpha1.OverridePatch{{Op: workv1alpha1.OverridePatchReplace, Path: "/spec/configName", Value: &workv1alpha1.JSON{Raw: []byte(`"settings-eu"`)}}}}}
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+
+		By("the ConfigMap the override names is missing: DependencyNotFound names it and the cluster, and nothing is written")
+		Eventually(func(g Gomega) {
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionDistributed)
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonDependencyNotFound))
+			g.Expect(c.Message).To(SatisfyAll(ContainSubstring("ConfigMap settings-eu"), ContainSubstring("for cluster "+clusters[0]), ContainSubstring(ns)))
+		}, timeout, interval).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(fw.WorksOf(g, pmw)).To(BeEmpty())
+		}, "1s", interval).Should(Succeed())
+
+		By("once it exists, that cluster's work carries it in the Widget's namespace, the other's the template's")
+		Expect(k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings-eu", Namespace: ns},
+			Data: map[string]string{"level": "eu"}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(carried(g, pmw)).To(Equal(map[string][]delivered{
+				clusters[0]: {{ID: "ConfigMap shop/settings-eu", Data: map[string]any{"level": "eu"}}},
+				clusters[1]: {{ID: "ConfigMap shop/settings", Data: map[string]any{"level": "1"}}},
+			}))
+			g.Expect(string(fw.WorksByCluster(g, pmw)[clusters[0]].Spec.Workload.Manifests[0].Raw)).To(ContainSubstring(`"configName":"settings-eu"`))
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionDistributed)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
+		}, timeout, interval).Should(Succeed())
+
+		By("status.manifests lists each ConfigMap, counted on the one cluster that carries it")
+		Eventually(func(g Gomega) {
+			counts := map[string]int32{}
+			for _, m := range fw.Current(g, pmw).Status.Manifests {
+				counts[m.Kind+" "+m.Namespace+"/"+m.Name] = m.Healthy + m.Progressing + m.Degraded
+			}
+			g.Expect(counts).To(Equal(map[string]int32{"Widget shop/gadget": 2, "ConfigMap shop/settings": 1, "ConfigMap shop/settings-eu": 1}))
+		}, timeout, interval).Should(Succeed())
+	})
+
 	It("carries nothing without propagateDependencies", func() {
 		pmw := framework.MakePMW("gadget", ns).Placement("p").Manifest(widget(map[string]any{"configName": "settings", "secretName": "absent"})).Obj()
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())

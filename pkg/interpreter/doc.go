@@ -18,8 +18,8 @@
 // Degraded, Completed (healthy and finished) and Failed (degraded and finished). Both branches of a
 // conditional have one type: return maps throughout, or wrap one branch in dyn().
 //
-// spec.dependencies.expression sees object (the manifest as in the template) and returns a list of maps
-// {'kind': 'ConfigMap' | 'Secret' | 'ServiceAccount', 'name': ...}.
+// spec.dependencies.expression sees object (the manifest as in the template, or as a cluster's overrides leave
+// it) and returns a list of maps {'kind': 'ConfigMap' | 'Secret' | 'ServiceAccount', 'name': ...}.
 //
 // Both have CEL's standard library, optional types (object.?spec.?replicas.orValue(1)), and cel-go's strings
 // and lists extensions (split, join, lowerAscii, flatten, distinct, sort, ...).

@@ -17,7 +17,7 @@ const (
 // The CEL environments: the one place that says what an expression sees. Libraries are pinned to versions,
 // so that an update of cel-go does not change what compiles.
 var (
-	// dependenciesEnv: object, the manifest as in the template.
+	// dependenciesEnv: object, the manifest as in the template (or as a cluster's overrides leave it).
 	dependenciesEnv = mustEnv(cel.Variable(varObject, cel.MapType(cel.StringType, cel.DynType)))
 	// healthEnv: object, the manifest as delivered; status, the feedback values by name; share.
 	healthEnv = mustEnv(

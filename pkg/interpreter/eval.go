@@ -178,9 +178,9 @@ func Truncate(s string) string {
 // Dependency is a hub object a manifest needs: the webhook protocol's, whichever part names it.
 type Dependency = webhook.Dependency
 
-// Dependencies evaluates spec.dependencies.expression over obj, the manifest as in the template: the hub
-// objects it needs, sorted and without duplicates; none without an expression. The error is a *Problem with
-// InterpreterFailed that names the interpreter and the entry at fault.
+// Dependencies evaluates spec.dependencies.expression over obj, the manifest as in the template or as a
+// cluster's overrides leave it: the hub objects it needs, sorted and without duplicates; none without an
+// expression. The error is a *Problem with InterpreterFailed that names the interpreter and the entry at fault.
 func (i *Interpreter) Dependencies(obj map[string]any) ([]Dependency, error) {
 	if i.serves(workv1alpha1.OperationInterpretDependency) {
 		deps, err := i.webhookDependencies(obj)

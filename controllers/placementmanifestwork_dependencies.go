@@ -96,8 +96,10 @@ type dependencyFinder struct {
 	// clusters that carry one share its manifest; next is the index the next one gets.
 	byRef map[dependencyRef]template.Manifest
 	next  int
-	// found holds what Find answered, by the content of the overridden manifests that name dependencies.
-	found map[string]foundDependencies
+	// found holds what Find answered, by the content of the overridden manifests that name dependencies;
+	// byResult what findFor answered, by its key.
+	found    map[string]foundDependencies
+	byResult map[string]foundDependencies
 }
 
 type foundDependencies struct {
@@ -161,6 +163,25 @@ func (f *dependencyFinder) Find(cluster string, manifests []template.Manifest) (
 	}
 	f.found[key] = got
 	return got.answer()
+}
+
+// findFor is Find for a cluster whose manifests (made by manifests when needed) are known to be those of
+// every cluster with the same key (what the overrides come to and the split shares): such clusters are
+// answered without encoding their manifests again.
+func (f *dependencyFinder) findFor(key, cluster string, manifests func() []template.Manifest) ([]template.Manifest, bool, error) {
+	if got, ok := f.byResult[key]; ok {
+		return got.answer()
+	}
+	deps, same, err := f.Find(cluster, manifests())
+	var invalid *planner.InvalidError
+	if err != nil && !errors.As(err, &invalid) {
+		return nil, false, err // the API server's: asked again
+	}
+	if f.byResult == nil {
+		f.byResult = map[string]foundDependencies{}
+	}
+	f.byResult[key] = foundDependencies{deps: deps, same: same, invalid: invalid}
+	return deps, same, err
 }
 
 func (got foundDependencies) answer() ([]template.Manifest, bool, error) {

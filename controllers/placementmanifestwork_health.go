@@ -64,14 +64,17 @@ func clusterInputs(base *manifestInputs, in *inputs, cluster string, shares map[
 	if in.deps == nil || len(changed) == 0 {
 		return manifests, clusterDependencies{}, true
 	}
-	// The template's manifests, each one an override changed as it leaves it (with the cluster's shares).
-	view := slices.Clone(in.deps.template)
-	for _, i := range changed {
-		if i < len(view) {
-			view[i].Object = manifests[i].Manifest.Object
+	// Clusters with the same overrides' result and the same shares have the same manifests: asked once.
+	deps, same, err := in.deps.findFor(r.Key()+"\x00"+sharesKey(shares), cluster, func() []template.Manifest {
+		// The template's manifests, each one an override changed as it leaves it (with the cluster's shares).
+		view := slices.Clone(in.deps.template)
+		for _, i := range changed {
+			if i < len(view) {
+				view[i].Object = manifests[i].Manifest.Object
+			}
 		}
-	}
-	deps, same, err := in.deps.Find(cluster, view)
+		return view
+	})
 	if err != nil {
 		return nil, clusterDependencies{}, false
 	}
@@ -80,7 +83,7 @@ func clusterInputs(base *manifestInputs, in *inputs, cluster string, shares map[
 	}
 	cd := clusterDependencies{deps: deps, own: true}
 	own, _ := overridden(base.dependencyInputs(deps), r)
-	out := make([]health.ManifestInput, len(view), len(view)+len(own))
+	out := make([]health.ManifestInput, base.own, base.own+len(own))
 	copy(out, manifests)
 	return append(out, own...), cd, true
 }
@@ -203,6 +206,17 @@ func (m *manifestInputs) withShares(shares map[string]int32) []health.ManifestIn
 	if len(shares) == 0 {
 		return m.base
 	}
+	id := sharesKey(shares)
+	if out, ok := m.byShares[id]; ok {
+		return out
+	}
+	out := withShares(m.base, shares)
+	m.byShares[id] = out
+	return out
+}
+
+// sharesKey identifies a set of split shares: equal sets, equal keys.
+func sharesKey(shares map[string]int32) string {
 	keys := make([]string, 0, len(shares))
 	for k := range shares {
 		keys = append(keys, k)
@@ -215,12 +229,7 @@ func (m *manifestInputs) withShares(shares map[string]int32) []health.ManifestIn
 		id.WriteString(strconv.Itoa(int(shares[k])))
 		id.WriteByte(0)
 	}
-	if out, ok := m.byShares[id.String()]; ok {
-		return out
-	}
-	out := withShares(m.base, shares)
-	m.byShares[id.String()] = out
-	return out
+	return id.String()
 }
 
 // withShares sets, on a copy of base, the share a cluster's work carries for each split manifest, so its

@@ -57,6 +57,40 @@ func TestAggregate(t *testing.T) {
 	}
 }
 
+// TestAggregateCarried: a manifest only some works carry (a dependency their overrides make their manifests
+// reference) counts on those clusters only, whether they reported it or not, at the position their work has it.
+func TestAggregateCarried(t *testing.T) {
+	var raws []workv1.Manifest
+	for _, doc := range []string{
+		`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"}}`,
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings","namespace":"shop"}}`,
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings-eu","namespace":"shop"}}`,
+	} {
+		raws = append(raws, workv1.Manifest{RawExtension: runtime.RawExtension{Raw: []byte(doc)}})
+	}
+	manifests, err := template.Parse(raws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	healthy := health.ManifestResult{Verdict: health.Verdict{State: health.Healthy}}
+	degraded := health.ManifestResult{Verdict: health.Verdict{State: health.Degraded}}
+	us := outcome("us-1", health.Healthy, "", true, healthy, healthy)
+	us.Carried = []int{0, 1, -1}
+	eu := outcome("eu-1", health.Degraded, workv1alpha1.ReasonManifestDegraded, true, healthy, degraded)
+	eu.Carried = []int{0, -1, 1}
+	unreported := outcome("eu-2", health.Progressing, workv1alpha1.ReasonWorkNotApplied, false)
+	unreported.Carried = []int{0, -1, 1}
+	got := Aggregate([]ClusterOutcome{us, eu, unreported}, manifests, nil).Manifests
+	counts := map[string][3]int32{}
+	for _, m := range got {
+		counts[m.Name] = [3]int32{m.Healthy, m.Progressing, m.Degraded}
+	}
+	want := map[string][3]int32{"web": {2, 1, 0}, "settings": {1, 0, 0}, "settings-eu": {0, 1, 1}}
+	if diff := cmp.Diff(want, counts); diff != "" {
+		t.Errorf("healthy, progressing, degraded per manifest (-want +got):\n%s", diff)
+	}
+}
+
 func TestAggregateBoundsUnhealthyClusters(t *testing.T) {
 	var outcomes []ClusterOutcome
 	for i := range 5000 {

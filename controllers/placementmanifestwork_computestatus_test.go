@@ -1,16 +1,19 @@
 package controllers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	workv1alpha1 "github.com/open-cluster-management-io/placement-manifestwork/api/v1alpha1"
@@ -362,5 +365,77 @@ func TestComputeStatusAggregationFailed(t *testing.T) {
 	}
 	if diff := cmp.Diff(st, again); diff != "" {
 		t.Errorf("the status changed while the webhook keeps failing (-before +after):\n%s", diff)
+	}
+}
+
+// TestTemplateChangeStatusIsFinal: the status the reconcile that rolls a new template out stores is the one the
+// next reconcile computes, once the cache shows the works it wrote and before any agent applies them. So no
+// second status write follows a template change, and the status never counts a cluster as having succeeded
+// or failed with a template it has not applied: its health on the template its work carried before the write
+// says nothing of the new one.
+func TestTemplateChangeStatusIsFinal(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	clusters := []string{"a", "b"}
+	earlier := framework.MakePMW("web", "ns").Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "1"})).Obj()
+	earlier.UID, earlier.Generation = "uid", 1
+	owned, _, _ := plannedWorks(t, earlier, clusters...)
+	// a's agent applied the earlier template and it is available, b's failed to apply it; as the cache keeps it.
+	for _, w := range owned {
+		w.Generation = 1
+	}
+	framework.WorkConditions(owned["a"], map[string]metav1.ConditionStatus{workv1.WorkApplied: metav1.ConditionTrue, workv1.WorkAvailable: metav1.ConditionTrue})
+	framework.WorkConditions(owned["b"], map[string]metav1.ConditionStatus{workv1.WorkApplied: metav1.ConditionFalse})
+	for _, w := range owned {
+		trimWork(w)
+	}
+	p := framework.MakePMW("web", "ns").Placement("p").Manifest(framework.ConfigMap("cfg", "default", map[string]string{"v": "2"})).Obj()
+	p.UID, p.Generation = "uid", 2
+	manifests, err := planner.ParseTemplate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	observe := func(owned map[string]*workv1.ManifestWork) *observation {
+		return &observation{inputs: inputs{placementName: "p", placementFound: true,
+			placement: &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}},
+			decisions: []clusterv1beta1.PlacementDecision{decisionOf(clusters...)}, clusters: clusters, owned: owned,
+			shares: ownedShares(owned), template: manifests, workName: manifestwork.WorkName(manifestwork.Owner(p))}}
+	}
+	r := &PlacementManifestWorkReconciler{Now: func() time.Time { return now }}
+
+	// The reconcile that sees the new template writes both works.
+	first := observe(owned)
+	wp, _, err := r.decide(context.Background(), p, first)
+	if err != nil || wp == nil {
+		t.Fatalf("decide: %v, plan %v", err, wp)
+	}
+	first.written = map[string]*workv1.ManifestWork{}
+	for _, op := range wp.ops {
+		// As the API server takes the update (a new generation) and apply keeps its answer.
+		w := op.written(now)
+		w.Generation++
+		trimWork(w)
+		first.written[op.cluster] = w
+		first.upToDate[op.cluster] = true
+	}
+	if len(first.written) != len(clusters) {
+		t.Fatalf("the new template is written to %d clusters, want %d", len(first.written), len(clusters))
+	}
+	stored := computeStatus(p, first)
+	if r := stored.Rollout; r == nil || r.Updated != 2 || r.Succeeded != 0 || r.Failed != 0 {
+		t.Errorf("status.rollout after the writes = %+v, want 2 updated, none succeeded (no agent applied the new template yet), none failed", r)
+	}
+
+	// The next reconcile, woken by those writes, finds them in the cache: it has nothing to write.
+	p.Status = stored
+	second := observe(first.written)
+	wp, _, err = r.decide(context.Background(), p, second)
+	if err != nil || wp == nil {
+		t.Fatalf("decide: %v, plan %v", err, wp)
+	}
+	if len(wp.ops) != 0 {
+		t.Fatalf("the next reconcile writes %d works again", len(wp.ops))
+	}
+	if diff := cmp.Diff(stored, computeStatus(p, second)); diff != "" {
+		t.Errorf("the next reconcile computes another status, a second write (-stored +next):\n%s", diff)
 	}
 }

@@ -202,22 +202,23 @@ func TestRolledBackStatusAndEvents(t *testing.T) {
 	step := failureStep{evaluated: true, failed: failed, rollingBack: true, to: &workv1alpha1.RevisionReference{Revision: 1, Name: "web-v1"}}
 	cur := map[string]health.ClusterResult{"a": healthy, "b": healthy}
 
-	st, c := rolloutStatus("web", []string{"a", "b"}, &desired{upToDate: map[string]bool{"b": true}, current: cur, rollout: rolloutPlan{failure: step}}, "revision 2")
+	st, c := rolloutStatus("web", []string{"a", "b"}, &desired{upToDate: map[string]bool{"b": true}, current: cur, rollout: rolloutPlan{failure: step}}, cur, "revision 2")
 	if c.Reason != workv1alpha1.ReasonRolledBack || c.Message != "Revision 2 failed on clusters a (more than maxFailures allows) and is being rolled back to revision 1, the last completed: 1 of 2 clusters carry it; it is not rolled out again until the spec changes (revert it in git) or kubectl pmw rollout retry asks for it" {
 		t.Errorf("rolling back: got %s %q", c.Reason, c.Message)
 	}
 	rolling := workv1alpha1.PlacementManifestWorkStatus{FailedRevision: failed, Rollout: st}
 	meta.SetStatusCondition(&rolling.Conditions, c)
 
-	st, c = rolloutStatus("web", []string{"a", "b"}, &desired{upToDate: map[string]bool{"a": true, "b": true}, current: cur, rollout: rolloutPlan{failure: step}}, "revision 2")
+	st, c = rolloutStatus("web", []string{"a", "b"}, &desired{upToDate: map[string]bool{"a": true, "b": true}, current: cur, rollout: rolloutPlan{failure: step}}, cur, "revision 2")
 	if c.Reason != workv1alpha1.ReasonRolledBack || c.Message != "Revision 2 failed on clusters a (more than maxFailures allows) and was rolled back to revision 1, the last completed, on every cluster; it is not rolled out again until the spec changes (revert it in git) or kubectl pmw rollout retry asks for it" {
 		t.Errorf("rolled back: got %s %q", c.Reason, c.Message)
 	}
 	done := workv1alpha1.PlacementManifestWorkStatus{FailedRevision: failed, Rollout: st}
 	meta.SetStatusCondition(&done.Conditions, c)
 
-	_, c = rolloutStatus("web", []string{"a"}, &desired{upToDate: map[string]bool{"a": true}, current: map[string]health.ClusterResult{"a": {Verdict: health.Verdict{State: health.Degraded}}},
-		rollout: rolloutPlan{maxFailures: true, failure: failureStep{noTarget: true}}}, "revision 1")
+	degraded := map[string]health.ClusterResult{"a": {Verdict: health.Verdict{State: health.Degraded}}}
+	_, c = rolloutStatus("web", []string{"a"}, &desired{upToDate: map[string]bool{"a": true}, current: degraded,
+		rollout: rolloutPlan{maxFailures: true, failure: failureStep{noTarget: true}}}, degraded, "revision 1")
 	if c.Reason != workv1alpha1.ReasonRolloutMaxFailures || c.Message != "The rollout stopped: 1 of 1 updated clusters failed, more than maxFailures allows; 1 of 1 clusters carry the current template; failurePolicy Rollback had nothing to return to: no earlier revision completed" {
 		t.Errorf("nothing to return to: got %s %q", c.Reason, c.Message)
 	}

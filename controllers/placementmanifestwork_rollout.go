@@ -184,9 +184,13 @@ func moveTimeout(pmw *workv1alpha1.PlacementManifestWork) time.Duration {
 	}
 }
 
-// rolloutStatus and rolloutCondition describe how far the current template has reached. current names the
-// current revision in messages ("revision 3"), or "the current template" when the revisions are not known.
-func rolloutStatus(pmwName string, clusters []string, d *desired, current string) (*workv1alpha1.RolloutStatus, metav1.Condition) {
+// rolloutStatus and rolloutCondition describe how far the current template has reached. results are the
+// clusters' health after this reconcile's writes, as the summary judges them: a cluster whose work this
+// reconcile just gave the current template is neither succeeded nor failed until its agent reports on that
+// template. d.current judged it before the write, on the template its work carried then; counting that would
+// be wrong, and undone by the next reconcile in a second status write. current names the current revision in
+// messages ("revision 3"), or "the current template" when the revisions are not known.
+func rolloutStatus(pmwName string, clusters []string, d *desired, results map[string]health.ClusterResult, current string) (*workv1alpha1.RolloutStatus, metav1.Condition) {
 	st := &workv1alpha1.RolloutStatus{Total: int32(len(clusters)), CurrentGroup: d.rollout.currentGroup, AwaitingApproval: d.rollout.awaitingApproval}
 	timedOut := map[string]bool{}
 	for _, c := range d.rollout.timedOut {
@@ -198,9 +202,9 @@ func rolloutStatus(pmwName string, clusters []string, d *desired, current string
 		}
 		st.Updated++
 		switch {
-		case timedOut[c] || d.current[c].State == health.Degraded:
+		case timedOut[c] || results[c].State == health.Degraded:
 			st.Failed++
-		case d.current[c].State == health.Healthy:
+		case results[c].State == health.Healthy:
 			st.Succeeded++
 		}
 	}

@@ -186,7 +186,7 @@ func TestRolloutStatusPaused(t *testing.T) {
 				current["a"] = degraded
 			}
 			d := &desired{upToDate: tc.upToDate, current: current, rollout: rolloutPlan{paused: tc.paused, maxFailures: tc.maxFailures, failure: tc.failure}}
-			_, c := rolloutStatus("web", []string{"a", "b"}, d, "revision 3")
+			_, c := rolloutStatus("web", []string{"a", "b"}, d, current, "revision 3")
 			if c.Reason != tc.wantReason || c.Message != tc.wantMsg {
 				t.Errorf("got %s %q, want %s %q", c.Reason, c.Message, tc.wantReason, tc.wantMsg)
 			}

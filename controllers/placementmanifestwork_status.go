@@ -136,7 +136,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	var rollout *metav1.Condition
 	if obs.plan != nil {
 		var c metav1.Condition
-		st.Rollout, c = rolloutStatus(pmw.Name, obs.clusters, &obs.desired, currentRevisionName(obs))
+		st.Rollout, c = rolloutStatus(pmw.Name, obs.clusters, &obs.desired, outcomeResults(outcomes), currentRevisionName(obs))
 		setCondition(&st, pmw, c)
 		rollout = &c
 		st.Approvals = obs.approvals
@@ -252,13 +252,19 @@ func listManifests(manifests []template.Manifest, own int, outcomes []status.Clu
 	return out
 }
 
+// outcomeResults are the clusters' results after this reconcile's writes, by cluster.
+func outcomeResults(outcomes []status.ClusterOutcome) map[string]health.ClusterResult {
+	out := make(map[string]health.ClusterResult, len(outcomes))
+	for _, o := range outcomes {
+		out[o.Cluster] = o.ClusterResult
+	}
+	return out
+}
+
 // runAfterWrites judges the run from the clusters' results after this reconcile's writes (a cluster whose work
 // carries an earlier template, or that a foreign work blocks, has no per-manifest results and runs).
 func runAfterWrites(obs *observation, base *manifestInputs, outcomes []status.ClusterOutcome, deps map[string]clusterDependencies) run {
-	results := make(map[string]health.ClusterResult, len(outcomes))
-	for _, o := range outcomes {
-		results[o.Cluster] = o.ClusterResult
-	}
+	results := outcomeResults(outcomes)
 	return judgeRun(obs.clusters, base.base, strayWorks(obs), func(c string) (health.ClusterResult, []health.ManifestInput, bool) {
 		r, ok := results[c]
 		return r, base.withDependencies(base.withShares(obs.workShares(c)), deps[c]), ok

@@ -80,7 +80,7 @@ func TestAggregateCarried(t *testing.T) {
 	eu.Carried = []int{0, -1, 1}
 	unreported := outcome("eu-2", health.Progressing, workv1alpha1.ReasonWorkNotApplied, false)
 	unreported.Carried = []int{0, -1, 1}
-	got := Aggregate([]ClusterOutcome{us, eu, unreported}, manifests, nil).Manifests
+	got := Aggregate([]ClusterOutcome{us, eu, unreported}, manifests, nil, nil).Manifests
 	counts := map[string][3]int32{}
 	for _, m := range got {
 		counts[m.Name] = [3]int32{m.Healthy, m.Progressing, m.Degraded}

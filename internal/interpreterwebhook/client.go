@@ -20,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,8 +72,10 @@ func (c *Client) Call(ctx context.Context, hook *workv1alpha1.InterpreterWebhook
 	if err != nil {
 		return nil, &Error{Reason: ReasonMisconfigured, Detail: err.Error()}
 	}
+	// A failure's message is the same for the same failure, call after call: it ends up in the
+	// PlacementManifestWork's status, which a message that changes with every call would rewrite every reconcile.
 	fail := func(reason ErrorReason, format string, args ...any) error {
-		return &Error{URL: endpoint, Operation: req.Operation, Reason: reason, Detail: fmt.Sprintf(format, args...)}
+		return &Error{URL: endpoint, Operation: req.Operation, Reason: reason, Detail: stable(fmt.Sprintf(format, args...), req.UID)}
 	}
 	if !webhook.Serves(hook, req.Operation) {
 		return nil, fail(ReasonMisconfigured, "does not list operation %s", req.Operation)
@@ -124,14 +127,14 @@ func (c *Client) Call(ctx context.Context, hook *workv1alpha1.InterpreterWebhook
 		return nil, fail(ReasonUnreachable, "reading the answer: %v", err)
 	}
 	if httpResp.StatusCode < 200 || httpResp.StatusCode > 299 {
-		return nil, fail(ReasonHTTPError, "answered HTTP %d: %s", httpResp.StatusCode, quote(answer))
+		return nil, fail(ReasonHTTPError, "answered HTTP %d: %s", httpResp.StatusCode, quote(answer, req.UID))
 	}
 	if int64(len(answer)) > limit {
 		return nil, fail(ReasonGarbage, "answered more than %d bytes", limit)
 	}
 	var review webhook.Review
 	if err := json.Unmarshal(answer, &review); err != nil {
-		return nil, fail(ReasonGarbage, "answered garbage: %v: %s", err, quote(answer))
+		return nil, fail(ReasonGarbage, "answered garbage: %v: %s", err, quote(answer, req.UID))
 	}
 	if review.APIVersion != webhook.APIVersion || review.Kind != webhook.Kind {
 		return nil, fail(ReasonGarbage, "answered garbage: apiVersion %q kind %q, want %s %s",
@@ -317,11 +320,46 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-// quote is the start of an answer, for an error message.
-func quote(body []byte) string {
-	s := strings.TrimSpace(string(body))
+// quote is the start of an answer, for an error message: stable (before it is cut, so that no part of a uid or
+// an address is left at the cut).
+func quote(body []byte, uid string) string {
+	s := strings.TrimSpace(stable(string(body), uid))
 	if len(s) > maxErrorBody {
 		s = s[:maxErrorBody] + "…"
 	}
 	return strconv.Quote(s)
+}
+
+// What a message drops of what differs from one call to the next although the failure is the same. A
+// message keeps what says which failure it is: the webhook's URL and operation (Error), the kind of failure,
+// the HTTP status, the address dialed, the error of the system or the peer.
+var (
+	// localAddress is the local end of a connection that a net error names before the remote one, "read tcp
+	// 10.1.0.7:54321->10.0.0.1:443: read: connection reset by peer": its port is the ephemeral one of this call.
+	// Also for a DNS query's ("lookup x on 10.96.0.10:53: read udp 10.1.0.7:40121->10.96.0.10:53: i/o timeout").
+	localAddress = regexp.MustCompile(`\b((?:tcp|udp)[46]?) [^\s>]+->`)
+	// streamID is the number of an HTTP/2 stream in "stream error: stream ID 3; INTERNAL_ERROR; received from
+	// peer": every call over a connection is the next stream.
+	streamID = regexp.MustCompile(`stream ID \d+; `)
+	// lastStreamID is the last stream of a connection that the server closed (GOAWAY).
+	lastStreamID = regexp.MustCompile(`LastStreamID=\d+, `)
+	// checkedAt is when x509 found a certificate expired or not yet valid, to the second: "current time
+	// 2026-11-25T10:45:16Z is after 2026-11-25T09:00:00Z" says "not valid after 2026-11-25T09:00:00Z".
+	checkedAt = regexp.MustCompile(`current time \S+ is (after|before) `)
+)
+
+// uidPlaceholder stands for the request's uid, which is new on every call, where an answer quotes it.
+const uidPlaceholder = "<request uid>"
+
+// stable is a message without what differs call after call for the same failure: the request's uid (which
+// the webhook's own message or answer may quote), a connection's local address, an HTTP/2 stream's number, the
+// time a certificate was checked.
+func stable(message, uid string) string {
+	if uid != "" {
+		message = strings.ReplaceAll(message, uid, uidPlaceholder)
+	}
+	message = localAddress.ReplaceAllString(message, "$1 ")
+	message = streamID.ReplaceAllString(message, "")
+	message = lastStreamID.ReplaceAllString(message, "")
+	return checkedAt.ReplaceAllString(message, "not valid $1 ")
 }

@@ -36,6 +36,14 @@ type Certificate struct {
 // valid for an hour.
 func NewCertificate(t T, hosts ...string) Certificate {
 	t.Helper()
+	now := time.Now()
+	return NewCertificateValid(t, now.Add(-time.Minute), now.Add(time.Hour), hosts...)
+}
+
+// NewCertificateValid is NewCertificate for a serving certificate valid from notBefore to notAfter (its
+// authority is valid for an hour from now): an expired one, or one not yet valid.
+func NewCertificateValid(t T, notBefore, notAfter time.Time, hosts ...string) Certificate {
+	t.Helper()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -65,8 +73,8 @@ func NewCertificate(t T, hosts ...string) Certificate {
 	serving := &x509.Certificate{
 		SerialNumber: big.NewInt(2),
 		Subject:      pkix.Name{CommonName: "interpreter-webhook"},
-		NotBefore:    now.Add(-time.Minute),
-		NotAfter:     now.Add(time.Hour),
+		NotBefore:    notBefore,
+		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}

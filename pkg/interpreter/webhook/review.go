@@ -203,8 +203,13 @@ func Check(req Request, resp *Response) error {
 	if resp == nil {
 		return fmt.Errorf("no response in the review")
 	}
-	if resp.UID != req.UID {
-		return fmt.Errorf("response uid %q is not the request's %q", resp.UID, req.UID)
+	// Neither uid is quoted: the request's is new on every call, and so is often a wrong one (another call's), so
+	// a message that quoted them would differ for the same mistake.
+	switch {
+	case resp.UID == "" && req.UID != "":
+		return fmt.Errorf("response has no uid, want the request's")
+	case resp.UID != req.UID:
+		return fmt.Errorf("response uid is not the request's")
 	}
 	if !resp.Successful {
 		if resp.Message == "" {

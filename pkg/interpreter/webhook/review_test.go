@@ -151,7 +151,8 @@ func TestCheck(t *testing.T) {
 		"aggregate, unknown operation":  {req: req(workv1alpha1.OperationAggregateStatus), resp: ok(Response{Status: []workv1alpha1.AggregatedField{{Name: "x", Operation: "Avg"}}}), wantErr: `operation "Avg"`},
 		"aggregate, count with a value": {req: req(workv1alpha1.OperationAggregateStatus), resp: ok(Response{Status: []workv1alpha1.AggregatedField{{Name: "x", Operation: workv1alpha1.AggregationCount, Value: ptr.To[int64](1)}}}), wantErr: "Count carries a value"},
 		"nil":                           {req: req(workv1alpha1.OperationInterpretHealth), wantErr: "no response"},
-		"other uid":                     {req: req(workv1alpha1.OperationInterpretHealth), resp: &Response{UID: "v", Successful: true}, wantErr: `uid "v"`},
+		"other uid":                     {req: req(workv1alpha1.OperationInterpretHealth), resp: &Response{UID: "v", Successful: true}, wantErr: "response uid is not the request's"},
+		"no uid":                        {req: req(workv1alpha1.OperationInterpretHealth), resp: &Response{Successful: true}, wantErr: "response has no uid, want the request's"},
 		"unsuccessful":                  {req: req(workv1alpha1.OperationInterpretHealth), resp: &Response{UID: "u", Message: "nope"}, wantErr: "not successful: nope"},
 		"unknown op":                    {req: req("Explode"), resp: ok(Response{}), wantErr: `unknown operation "Explode"`},
 	}

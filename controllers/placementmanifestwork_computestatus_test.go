@@ -305,8 +305,8 @@ func (unansweredAggregator) ReportsAggregateStatusFailures() bool               
 func (k unansweredAggregator) AggregateStatus(template.Manifest, []string, []health.Feedback) ([]workv1alpha1.AggregatedField, bool, error) {
 	*k.calls++
 	return nil, false, fmt.Errorf("ResourceInterpreter configs: webhook AggregateStatus: %w", &interpreterwebhook.Error{
-		URL: "https://configs.webhooks.svc:443/", Operation: workv1alpha1.OperationAggregateStatus, Reason: interpreterwebhook.ReasonGarbage,
-		Detail: fmt.Sprintf(`answered garbage: response uid "x" is not the request's "%d"`, *k.calls)})
+		URL: "https://configs.webhooks.svc:443/", Operation: workv1alpha1.OperationAggregateStatus, Reason: interpreterwebhook.ReasonRejected,
+		Detail: fmt.Sprintf("answered unsuccessful: the roll-up store is down (call %d)", *k.calls)})
 }
 
 // TestComputeStatusAggregationFailed: a webhook that does not roll a manifest's status up under Fail keeps the
@@ -351,7 +351,7 @@ func TestComputeStatusAggregationFailed(t *testing.T) {
 	}
 	c := meta.FindStatusCondition(st.Conditions, workv1alpha1.ConditionStatusAggregated)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != workv1alpha1.ReasonInterpreterFailed || c.ObservedGeneration != p.Generation ||
-		!strings.Contains(c.Message, "ConfigMap default/cfg (WebhookGarbage)") || !strings.Contains(c.Message, "ResourceInterpreter configs: webhook AggregateStatus: interpreter webhook https://configs.webhooks.svc:443/") {
+		!strings.Contains(c.Message, "ConfigMap default/cfg (WebhookRejected)") || !strings.Contains(c.Message, "ResourceInterpreter configs: webhook AggregateStatus: interpreter webhook https://configs.webhooks.svc:443/") {
 		t.Errorf("StatusAggregated = %+v, want False with InterpreterFailed naming the manifest, the interpreter and the webhook", c)
 	}
 	if !meta.IsStatusConditionTrue(st.Conditions, workv1alpha1.ConditionReady) {

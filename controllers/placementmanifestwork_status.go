@@ -505,8 +505,9 @@ func aggregatedCondition(r status.Rollup, last *metav1.Condition) (metav1.Condit
 	if reason := interpreterwebhook.ReasonOf(first); reason != "" {
 		kind = fmt.Sprintf(" (%s)", reason)
 	}
-	// What fails comes first and the error of the call last: the error may differ on every call (a webhook that
-	// echoes a wrong uid, a connection's local port), so while the same manifests fail for the same reason
+	// What fails comes first and the error of the call last. The client's words are the same for the same
+	// failure (no uid, no local port), but it quotes the webhook's own (its message, its HTTP error's body),
+	// which may differ on every call (a time, a counter): so while the same manifests fail for the same reason
 	// the message first written stays, and a webhook that keeps failing costs no status write.
 	its := "its"
 	if len(failed) > 1 {

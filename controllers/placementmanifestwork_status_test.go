@@ -353,15 +353,18 @@ func TestWithOverrides(t *testing.T) {
 
 // TestAggregatedCondition: StatusAggregated is set only when a manifest's webhook rolls its status up under
 // Fail; a failure names the manifests, the kind of failure and the error. While the same manifests fail for
-// the same reason its message stays as first written, although the error differs from call to call, so a
-// webhook that keeps failing costs no status write; another manifest or reason is a new message.
+// the same reason its message stays as first written, although the webhook's own words in the error may differ
+// from call to call, so a webhook that keeps failing costs no status write; another manifest or reason is a new
+// message.
 func TestAggregatedCondition(t *testing.T) {
 	callErr := func(reason interpreterwebhook.ErrorReason, detail string) error {
 		return fmt.Errorf("ResourceInterpreter databases: webhook AggregateStatus: %w",
 			&interpreterwebhook.Error{URL: "https://db.webhooks.svc:443/", Operation: workv1alpha1.OperationAggregateStatus, Reason: reason, Detail: detail})
 	}
-	garbage := func(uid string) error {
-		return callErr(interpreterwebhook.ReasonGarbage, fmt.Sprintf(`answered garbage: response uid "x" is not the request's %q`, uid))
+	// The client's own words are the same call after call (interpreterwebhook's TestCallFailsAlikeTwice); the
+	// webhook's are quoted as they are, and may tell the time.
+	refused := func(at string) error {
+		return callErr(interpreterwebhook.ReasonRejected, fmt.Sprintf("answered unsuccessful: the roll-up store is down (%s)", at))
 	}
 	orders, users := "Database.example.io shop/orders", "Database.example.io shop/users"
 	failing := func(err error, manifests ...string) status.Rollup {
@@ -371,7 +374,7 @@ func TestAggregatedCondition(t *testing.T) {
 		}
 		return r
 	}
-	first, _ := aggregatedCondition(failing(garbage("u1"), orders), nil)
+	first, _ := aggregatedCondition(failing(refused("10:00:00"), orders), nil)
 	cases := map[string]struct {
 		rollup  status.Rollup
 		last    *metav1.Condition
@@ -384,14 +387,14 @@ func TestAggregatedCondition(t *testing.T) {
 		"no webhook rolls a status up under Fail": {rollup: status.Rollup{}, absent: true},
 		"every webhook answered": {rollup: status.Rollup{WebhookAggregations: 2}, status: metav1.ConditionTrue, reason: workv1alpha1.ReasonStatusAggregated,
 			message: "The interpreter webhooks rolled the status of 2 manifests up"},
-		"a webhook failed": {rollup: failing(garbage("u1"), orders), status: metav1.ConditionFalse, reason: workv1alpha1.ReasonInterpreterFailed,
-			message: `The interpreter webhook did not roll the status up (AggregateStatus) for Database.example.io shop/orders (WebhookGarbage): its status.manifests[].aggregated stays as last written (absent when none was), and the webhook is asked again every 30s. Error: ResourceInterpreter databases: webhook AggregateStatus: interpreter webhook https://db.webhooks.svc:443/ (AggregateStatus) answered garbage: response uid "x" is not the request's "u1"`},
-		"it fails again with another uid: the message stays": {rollup: failing(garbage("u2"), orders), last: &first,
+		"a webhook failed": {rollup: failing(refused("10:00:00"), orders), status: metav1.ConditionFalse, reason: workv1alpha1.ReasonInterpreterFailed,
+			message: `The interpreter webhook did not roll the status up (AggregateStatus) for Database.example.io shop/orders (WebhookRejected): its status.manifests[].aggregated stays as last written (absent when none was), and the webhook is asked again every 30s. Error: ResourceInterpreter databases: webhook AggregateStatus: interpreter webhook https://db.webhooks.svc:443/ (AggregateStatus) answered unsuccessful: the roll-up store is down (10:00:00)`},
+		"it fails again, the webhook telling another time: the message stays": {rollup: failing(refused("10:00:30"), orders), last: &first,
 			status: metav1.ConditionFalse, reason: workv1alpha1.ReasonInterpreterFailed, message: first.Message},
 		"it fails for another reason": {rollup: failing(callErr(interpreterwebhook.ReasonTimeout, "timed out after 10s"), orders), last: &first,
 			status: metav1.ConditionFalse, reason: workv1alpha1.ReasonInterpreterFailed, message: "(WebhookTimeout): its status.manifests[].aggregated", partial: true},
-		"another manifest fails too": {rollup: failing(garbage("u2"), orders, users), last: &first,
-			status: metav1.ConditionFalse, reason: workv1alpha1.ReasonInterpreterFailed, message: `for Database.example.io shop/orders, Database.example.io shop/users (WebhookGarbage): their status.manifests[].aggregated`, partial: true},
+		"another manifest fails too": {rollup: failing(refused("10:00:30"), orders, users), last: &first,
+			status: metav1.ConditionFalse, reason: workv1alpha1.ReasonInterpreterFailed, message: `for Database.example.io shop/orders, Database.example.io shop/users (WebhookRejected): their status.manifests[].aggregated`, partial: true},
 		"an error of no call (no webhook client) is told as it is": {rollup: failing(errors.New("ResourceInterpreter databases: webhook AggregateStatus: the manager has no webhook client"), orders),
 			status: metav1.ConditionFalse, reason: workv1alpha1.ReasonInterpreterFailed, message: "for Database.example.io shop/orders: its", partial: true},
 	}

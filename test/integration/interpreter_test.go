@@ -2,8 +2,12 @@ package integration
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"log"
+	"net"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -427,6 +431,107 @@ var _ = Describe("ResourceInterpreter", func() {
 			g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, workv1alpha1.ConditionStatusAggregated)).To(BeTrue())
 			g.Expect(readySum(g, got)).To(HaveValue(Equal(int64(5))))
 		}, 45*time.Second, interval).Should(Succeed())
+	})
+
+	// healthFailsAlike: an InterpretHealth webhook under Fail that fails on every call, with serve, in a way that
+	// once gave another message every call (a uid, a local port). The PlacementManifestWork's status settles on
+	// the failure, want in the clusters' messages, and the reconciles the works' reports bring ask the webhook
+	// again and write nothing.
+	healthFailsAlike := func(serve func(w http.ResponseWriter, r *http.Request), want string) {
+		var calls atomic.Int32
+		cert := webhooktest.NewCertificate(GinkgoT(), "127.0.0.1")
+		server := webhooktest.NewTLSServer(GinkgoT(), cert, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			serve(w, r)
+		}))
+		server.Config.ErrorLog = log.New(GinkgoWriter, "webhook server: ", 0)
+		ri := &workv1alpha1.ResourceInterpreter{
+			ObjectMeta: metav1.ObjectMeta{Name: "databases-failing-health-" + rand.String(5)},
+			Spec: workv1alpha1.ResourceInterpreterSpec{
+				Target: workv1alpha1.InterpreterTarget{Group: dbwebhook.Group, Kind: dbwebhook.Kind},
+				StatusFeedback: []workv1alpha1.InterpreterFeedback{
+					{Name: dbwebhook.FeedbackReadyInstances, JSONPath: ".status.readyInstances"},
+					{Name: dbwebhook.FeedbackPhase, JSONPath: ".status.phase"},
+				},
+				Webhook: &workv1alpha1.InterpreterWebhook{URL: &server.URL, CABundle: cert.CA,
+					Operations: []workv1alpha1.InterpreterOperation{workv1alpha1.OperationInterpretHealth}},
+			},
+		}
+		Expect(k8s.Create(ctx, ri)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, ri))).To(Succeed()) })
+		Eventually(func(g Gomega) { g.Expect(ready(g, ri).Status).To(Equal(metav1.ConditionTrue)) }, timeout, interval).Should(Succeed())
+
+		clusters := fw.NewClusters(2)
+		fw.Decide(ns, "p", "p-decision-1", clusters...)
+		pmw := framework.MakePMW("failing-health", ns).Placement("p").Manifest(map[string]any{
+			"apiVersion": dbwebhook.Group + "/v1", "kind": dbwebhook.Kind,
+			"metadata": map[string]any{"name": "orders", "namespace": "default"},
+			"spec":     map[string]any{"replicas": 2},
+		}).Obj()
+		Expect(k8s.Create(ctx, pmw)).To(Succeed())
+		Eventually(func(g Gomega) { g.Expect(fw.WorksOf(g, pmw)).To(HaveLen(2)) }, timeout, interval).Should(Succeed())
+		// agent reports the Database ready on the cluster and, as an agent's unrelated report would, pokes the
+		// PlacementManifestWork awake with a condition of its own.
+		agent := func(cluster string, poke string) {
+			Eventually(func(g Gomega) {
+				w := &workv1.ManifestWork{}
+				g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: cluster, Name: manifestwork.WorkName(manifestwork.Owner(pmw))}, w)).To(Succeed())
+				framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: T, workv1.WorkAvailable: T})
+				framework.Feedback(w, 0, map[string]any{health.FeedbackPrefix + dbwebhook.FeedbackReadyInstances: 2,
+					health.FeedbackPrefix + dbwebhook.FeedbackPhase: dbwebhook.PhaseReady})
+				meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Poked", Status: T, Reason: "Poked", Message: poke})
+				g.Expect(k8s.Status().Update(ctx, w)).To(Succeed())
+			}, timeout, interval).Should(Succeed())
+		}
+		agent(clusters[0], "")
+		agent(clusters[1], "")
+
+		By("the webhook fails: both clusters are degraded, naming the webhook and the failure")
+		failure := "ResourceInterpreter " + ri.Name + ": webhook InterpretHealth: interpreter webhook " + server.URL + " (InterpretHealth) " + want
+		var resourceVersion string
+		Eventually(func(g Gomega) {
+			got := fw.Current(g, pmw)
+			g.Expect(got.Status.UnhealthyClusters).To(ConsistOf(
+				SatisfyAll(HaveField("Cluster", clusters[0]), HaveField("State", workv1alpha1.ClusterDegraded), HaveField("Message", ContainSubstring(failure))),
+				SatisfyAll(HaveField("Cluster", clusters[1]), HaveField("State", workv1alpha1.ClusterDegraded), HaveField("Message", ContainSubstring(failure)))))
+			c := meta.FindStatusCondition(got.Status.Conditions, workv1alpha1.ConditionReady)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.ObservedGeneration).To(Equal(got.Generation))
+			resourceVersion = got.ResourceVersion
+		}, timeout, interval).Should(Succeed())
+
+		By("while it keeps failing, the reconciles the works' reports bring ask it again and write no status")
+		for i := range 4 {
+			before := calls.Load()
+			agent(clusters[i%2], fmt.Sprint("poke ", i))
+			Eventually(calls.Load, timeout, interval).Should(BeNumerically(">", before))
+		}
+		Consistently(func(g Gomega) {
+			g.Expect(fw.Current(g, pmw).ResourceVersion).To(Equal(resourceVersion))
+		}, "2s", interval).Should(Succeed())
+	}
+
+	It("writes no status while an InterpretHealth webhook under Fail keeps answering for another uid", func() {
+		var n atomic.Int32
+		healthFailsAlike(func(w http.ResponseWriter, _ *http.Request) {
+			// Another uid every time, as a webhook mixing up concurrent requests would.
+			_, _ = fmt.Fprintf(w, `{"apiVersion":%q,"kind":%q,"response":{"uid":"other-%d","successful":true,"healthy":true}}`,
+				webhook.APIVersion, webhook.Kind, n.Add(1))
+		}, "answered garbage: response uid is not the request's")
+	})
+
+	It("writes no status while an InterpretHealth webhook under Fail keeps resetting the connection", func() {
+		healthFailsAlike(func(w http.ResponseWriter, _ *http.Request) {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				panic(err)
+			}
+			// A reset below TLS: the client's error names both ends, its own with a new port every call.
+			tcp := conn.(*tls.Conn).NetConn().(*net.TCPConn)
+			_ = tcp.SetLinger(0)
+			_ = tcp.Close()
+		}, "unreachable: read tcp 127.0.0.1:")
 	})
 
 	It("gives the kind to the older of two interpreters and tells the other why it is not used", func() {

@@ -252,26 +252,35 @@ var _ = Describe("ResourceInterpreter", func() {
 		}, timeout, interval).Should(Succeed())
 	})
 
-	It("asks a webhook served over TLS for health and the roll-up, and reports it when it stops answering", func() {
-		cert := webhooktest.NewCertificate(GinkgoT(), "127.0.0.1")
-		server := webhooktest.NewTLSServer(GinkgoT(), cert, dbwebhook.Handler())
-		group = dbwebhook.Group
+	// webhookInterpreter creates a ResourceInterpreter of the test webhook's Database kind, named prefix and a
+	// random suffix, that reads its feedback (and its split field .spec.replicas when split) and asks the webhook
+	// at url, served with ca, for ops; and waits until it is Ready.
+	webhookInterpreter := func(prefix string, split bool, url string, ca []byte, ops ...workv1alpha1.InterpreterOperation) *workv1alpha1.ResourceInterpreter {
 		ri := &workv1alpha1.ResourceInterpreter{
-			ObjectMeta: metav1.ObjectMeta{Name: "databases-webhook-" + rand.String(5)},
+			ObjectMeta: metav1.ObjectMeta{Name: prefix + rand.String(5)},
 			Spec: workv1alpha1.ResourceInterpreterSpec{
-				Target:   workv1alpha1.InterpreterTarget{Group: dbwebhook.Group, Kind: dbwebhook.Kind},
-				Replicas: []string{".spec.replicas"},
+				Target: workv1alpha1.InterpreterTarget{Group: dbwebhook.Group, Kind: dbwebhook.Kind},
 				StatusFeedback: []workv1alpha1.InterpreterFeedback{
 					{Name: dbwebhook.FeedbackReadyInstances, JSONPath: ".status.readyInstances"},
 					{Name: dbwebhook.FeedbackPhase, JSONPath: ".status.phase"},
 				},
-				Webhook: &workv1alpha1.InterpreterWebhook{URL: &server.URL, CABundle: cert.CA,
-					Operations: []workv1alpha1.InterpreterOperation{workv1alpha1.OperationInterpretHealth, workv1alpha1.OperationAggregateStatus}},
+				Webhook: &workv1alpha1.InterpreterWebhook{URL: &url, CABundle: ca, Operations: ops},
 			},
+		}
+		if split {
+			ri.Spec.Replicas = []string{".spec.replicas"}
 		}
 		Expect(k8s.Create(ctx, ri)).To(Succeed())
 		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, ri))).To(Succeed()) })
 		Eventually(func(g Gomega) { g.Expect(ready(g, ri).Status).To(Equal(metav1.ConditionTrue)) }, timeout, interval).Should(Succeed())
+		return ri
+	}
+
+	It("asks a webhook served over TLS for health and the roll-up, and reports it when it stops answering", func() {
+		cert := webhooktest.NewCertificate(GinkgoT(), "127.0.0.1")
+		server := webhooktest.NewTLSServer(GinkgoT(), cert, dbwebhook.Handler())
+		group = dbwebhook.Group
+		webhookInterpreter("databases-webhook-", true, server.URL, cert.CA, workv1alpha1.OperationInterpretHealth, workv1alpha1.OperationAggregateStatus)
 
 		clusters := fw.NewClusters(2)
 		fw.Decide(ns, "p", "p-decision-1", clusters...)
@@ -337,21 +346,7 @@ var _ = Describe("ResourceInterpreter", func() {
 			}
 			return dbwebhook.Answer(req)
 		}))
-		ri := &workv1alpha1.ResourceInterpreter{
-			ObjectMeta: metav1.ObjectMeta{Name: "databases-rollup-" + rand.String(5)},
-			Spec: workv1alpha1.ResourceInterpreterSpec{
-				Target: workv1alpha1.InterpreterTarget{Group: dbwebhook.Group, Kind: dbwebhook.Kind},
-				StatusFeedback: []workv1alpha1.InterpreterFeedback{
-					{Name: dbwebhook.FeedbackReadyInstances, JSONPath: ".status.readyInstances"},
-					{Name: dbwebhook.FeedbackPhase, JSONPath: ".status.phase"},
-				},
-				Webhook: &workv1alpha1.InterpreterWebhook{URL: &server.URL, CABundle: cert.CA,
-					Operations: []workv1alpha1.InterpreterOperation{workv1alpha1.OperationInterpretHealth, workv1alpha1.OperationAggregateStatus}},
-			},
-		}
-		Expect(k8s.Create(ctx, ri)).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, ri))).To(Succeed()) })
-		Eventually(func(g Gomega) { g.Expect(ready(g, ri).Status).To(Equal(metav1.ConditionTrue)) }, timeout, interval).Should(Succeed())
+		ri := webhookInterpreter("databases-rollup-", false, server.URL, cert.CA, workv1alpha1.OperationInterpretHealth, workv1alpha1.OperationAggregateStatus)
 
 		clusters := fw.NewClusters(2)
 		fw.Decide(ns, "p", "p-decision-1", clusters...)
@@ -445,21 +440,7 @@ var _ = Describe("ResourceInterpreter", func() {
 			serve(w, r)
 		}))
 		server.Config.ErrorLog = log.New(GinkgoWriter, "webhook server: ", 0)
-		ri := &workv1alpha1.ResourceInterpreter{
-			ObjectMeta: metav1.ObjectMeta{Name: "databases-failing-health-" + rand.String(5)},
-			Spec: workv1alpha1.ResourceInterpreterSpec{
-				Target: workv1alpha1.InterpreterTarget{Group: dbwebhook.Group, Kind: dbwebhook.Kind},
-				StatusFeedback: []workv1alpha1.InterpreterFeedback{
-					{Name: dbwebhook.FeedbackReadyInstances, JSONPath: ".status.readyInstances"},
-					{Name: dbwebhook.FeedbackPhase, JSONPath: ".status.phase"},
-				},
-				Webhook: &workv1alpha1.InterpreterWebhook{URL: &server.URL, CABundle: cert.CA,
-					Operations: []workv1alpha1.InterpreterOperation{workv1alpha1.OperationInterpretHealth}},
-			},
-		}
-		Expect(k8s.Create(ctx, ri)).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, ri))).To(Succeed()) })
-		Eventually(func(g Gomega) { g.Expect(ready(g, ri).Status).To(Equal(metav1.ConditionTrue)) }, timeout, interval).Should(Succeed())
+		ri := webhookInterpreter("databases-failing-health-", false, server.URL, cert.CA, workv1alpha1.OperationInterpretHealth)
 
 		clusters := fw.NewClusters(2)
 		fw.Decide(ns, "p", "p-decision-1", clusters...)

@@ -80,6 +80,12 @@ func (r *WriteRecorder) NewClient(config *rest.Config, options client.Options) (
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 			return r.record("delete", c, obj, func() error { return c.Delete(ctx, obj, opts...) })
 		},
+		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceCreateOption) error {
+			return r.record("create/"+sub, c, obj, func() error { return c.SubResource(sub).Create(ctx, obj, subObj, opts...) })
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			return r.record("update/"+sub, c, obj, func() error { return c.SubResource(sub).Update(ctx, obj, opts...) })
+		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			return r.record("patch/"+sub, c, obj, func() error { return c.SubResource(sub).Patch(ctx, obj, patch, opts...) })
 		},

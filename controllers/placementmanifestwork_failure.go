@@ -209,7 +209,7 @@ func (r *PlacementManifestWorkReconciler) completedTarget(ctx context.Context, p
 	if err == nil && invalid == nil && len(t.pmw.Spec.Overrides) > 0 {
 		// Compiled per reconcile while it is needed: the compiled overrides in memory are the spec's.
 		if t.overrides, err = override.Compile(t.pmw.Spec.Overrides); err == nil {
-			if problems := t.overrides.CheckTemplate(t.template, planner.TemplateSplitFields(t.pmw, t.template, obs.kinds)); len(problems) > 0 {
+			if problems := t.overrides.CheckDelivered(t.template, planner.TemplateSplitFields(t.pmw, t.template, obs.kinds)); len(problems) > 0 {
 				err = problems
 			}
 		}

@@ -54,8 +54,8 @@ type ClusterOverride struct {
 	// (Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs, and custom workloads shaped like
 	// them, such as Argo Rollouts and OpenKruise CloneSets). A selected manifest without containers (a
 	// ConfigMap, a Service) is left as it is; the manager refuses (InvalidOverride) an image that finds no
-	// container in any manifest it selects, or that selects a manifest whose containers sit elsewhere (patch
-	// those). Applied before patches.
+	// container in any manifest it selects, or whose manifests entries name a manifest whose containers sit
+	// elsewhere (patch those). Applied before patches.
 	// +optional
 	Image *ImageOverride `json:"image,omitempty"`
 

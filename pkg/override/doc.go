@@ -11,7 +11,8 @@
 // PlacementManifestWork is Stalled. CheckTemplate refuses, per template, what else is known before any cluster
 // is looked at: a patch that touches the split field of a Split manifest, an override whose manifests match no
 // manifest, an image short form that would rewrite no image (no selected manifest has a container in a pod
-// spec it reads, or a selected manifest has containers only elsewhere). Then, per decided cluster, Resolve
+// spec it reads, or a manifest its manifests entries name has containers only elsewhere); CheckDelivered
+// leaves the image checks out for a revision delivered already. Then, per decided cluster, Resolve
 // selects the overrides that apply to it (Selects) and evaluates their expressions once; Resolved.Key says
 // which clusters get the same result from the same manifests, so the planner encodes each distinct result once
 // (clusters that no override selects have the key ""); Resolved.Apply applies the overrides to one manifest,

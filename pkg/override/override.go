@@ -385,8 +385,21 @@ func ManifestMatches(e workv1alpha1.OverrideManifest, m template.Manifest) bool 
 
 // CheckTemplate reports what is wrong with the overrides for this template before any cluster is looked at:
 // a manifests entry that matches no manifest, an image short form that would rewrite no image (checkImage),
-// and a patch that touches a split field (at it or above it) of a manifest it selects. splitFields holds, by manifest index, the split fields as dotted paths (.spec.replicas).
+// and a patch that touches a split field (at it or above it) of a manifest it selects. splitFields holds, by
+// manifest index, the split fields as dotted paths (.spec.replicas).
 func (s *Set) CheckTemplate(manifests []template.Manifest, splitFields map[int][]string) Problems {
+	return s.check(manifests, splitFields, true)
+}
+
+// CheckDelivered is CheckTemplate for a revision that was delivered already (the completed revision a failed
+// rollout rolls back to, or a joining cluster gets): an image short form that rewrites nothing is not held
+// against it. Such an override changes nothing on the clusters, and a revision delivered before the manager
+// refused them must stay one it can go back to.
+func (s *Set) CheckDelivered(manifests []template.Manifest, splitFields map[int][]string) Problems {
+	return s.check(manifests, splitFields, false)
+}
+
+func (s *Set) check(manifests []template.Manifest, splitFields map[int][]string, images bool) Problems {
 	if s == nil {
 		return nil
 	}
@@ -405,7 +418,7 @@ func (s *Set) CheckTemplate(manifests []template.Manifest, splitFields map[int][
 					Message: "matches no manifest of the template"})
 			}
 		}
-		if o.image != nil {
+		if images && o.image != nil {
 			problems = append(problems, o.checkImage(manifests)...)
 		}
 		for _, m := range manifests {
@@ -430,9 +443,9 @@ func (s *Set) CheckTemplate(manifests []template.Manifest, splitFields map[int][
 const maxNamed = 5
 
 // checkImage reports an image short form that would leave images as they are where the user means it to
-// rewrite them, as "an override that changes nothing" is refused rather than ignored: a selected manifest
-// whose containers sit only outside the pod specs the short form reads (template.PodSpecPaths), and an
-// override none of whose selected manifests has a container there. A manifest without containers anywhere
+// rewrite them, as "an override that changes nothing" is refused rather than ignored: a manifest its manifests
+// entries select whose containers sit only outside the pod specs the short form reads (template.PodSpecPaths),
+// and an override none of whose selected manifests has a container there. A manifest without containers anywhere
 // (a ConfigMap, a Service) selected beside a workload is no problem: the override changes the workload.
 func (o *compiled) checkImage(manifests []template.Manifest) Problems {
 	field := fmt.Sprintf("spec.overrides[%d].image", o.index)
@@ -446,6 +459,12 @@ func (o *compiled) checkImage(manifests []template.Manifest) Problems {
 		selected = append(selected, m.ID())
 		if hasPodContainers(m) {
 			rewrites = true
+			continue
+		}
+		// Only a manifest the override names is refused for containers elsewhere: selecting every manifest
+		// (no manifests entries) beside such objects (a HelmRelease's values, a KEDA ScaledJob, a Prometheus)
+		// means the workloads the short form reads, and must not stall the whole PlacementManifestWork.
+		if len(o.manifests) == 0 {
 			continue
 		}
 		if stray := strayContainers(m.Object.Object, nil); stray != nil {

@@ -289,13 +289,14 @@ var _ = Describe("Overrides", func() {
 			}, "1s", interval).Should(Succeed())
 		}
 
-		By("a RayCluster among the manifests it selects: its containers sit where the short form does not look")
+		By("a RayCluster the override names: its containers sit where the short form does not look")
 		fw.UpdatePMW(pmw, func(p *workv1alpha1.PlacementManifestWork) {
 			raw, err := json.Marshal(ray)
 			Expect(err).NotTo(HaveOccurred())
 			p.Spec.ManifestWorkTemplate.Workload.Manifests = append(p.Spec.ManifestWorkTemplate.Workload.Manifests,
 				p.Spec.ManifestWorkTemplate.Workload.Manifests[0])
 			p.Spec.ManifestWorkTemplate.Workload.Manifests[len(p.Spec.ManifestWorkTemplate.Workload.Manifests)-1].Raw = raw
+			p.Spec.Overrides[0].Manifests = []workv1alpha1.OverrideManifest{{Kind: "Deployment"}, {Kind: "RayCluster"}}
 		})
 		stalledWith("spec.overrides[0].image: RayCluster.ray.io default/ray has containers at /spec/headGroupSpec/template/spec/containers",
 			"replace /spec/headGroupSpec/template/spec/containers/0/image")

@@ -23,6 +23,10 @@ import (
 // maxNamesInMessage bounds how many clusters a condition message names.
 const maxNamesInMessage = 5
 
+// aggregationErrorRoom is how much of StatusAggregated's message bound its error keeps at least when long
+// manifest names would fill it (aggregatedCondition names fewer of them then).
+const aggregationErrorRoom = 200
+
 // computeStatus turns what a reconcile observed into the PlacementManifestWork's status. It does no I/O.
 func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) workv1alpha1.PlacementManifestWorkStatus {
 	st := *pmw.Status.DeepCopy()
@@ -513,10 +517,19 @@ func aggregatedCondition(r status.Rollup, last *metav1.Condition) (metav1.Condit
 	if len(failed) > 1 {
 		its = "their"
 	}
-	stable := fmt.Sprintf("The interpreter webhook did not roll the status up (AggregateStatus) for %s%s: %s status.manifests[].aggregated stays as last written (absent when none was), and the webhook is asked again every %s. Error: ",
-		names(failed), kind, its, interpreterRetry)
+	// The part before the error is compared below, so it is never cut: only the error is (TruncateTail). Long
+	// manifest names (five of them may take 3 KB) name fewer manifests instead, so that the message keeps its
+	// bound and room for the error.
+	var stable string
+	for listed := maxNamesInMessage; ; listed-- {
+		stable = fmt.Sprintf("The interpreter webhook did not roll the status up (AggregateStatus) for %s%s: %s status.manifests[].aggregated stays as last written (absent when none was), and the webhook is asked again every %s. Error: ",
+			namesUpTo(failed, listed), kind, its, interpreterRetry)
+		if listed == 1 || len(stable)+aggregationErrorRoom <= interpreter.MaxMessage {
+			break
+		}
+	}
 	c.Status, c.Reason = metav1.ConditionFalse, workv1alpha1.ReasonInterpreterFailed
-	c.Message = interpreter.Truncate(stable + first.Error())
+	c.Message = interpreter.TruncateTail(stable, first.Error())
 	if last != nil && last.Status == metav1.ConditionFalse && last.Reason == c.Reason && strings.HasPrefix(last.Message, stable) {
 		c.Message = last.Message
 	}
@@ -525,10 +538,15 @@ func aggregatedCondition(r status.Rollup, last *metav1.Condition) (metav1.Condit
 
 // names lists the first few names and counts the rest.
 func names(all []string) string {
-	if len(all) <= maxNamesInMessage {
+	return namesUpTo(all, maxNamesInMessage)
+}
+
+// namesUpTo lists the first n names and counts the rest.
+func namesUpTo(all []string, n int) string {
+	if len(all) <= n {
 		return strings.Join(all, ", ")
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(all[:maxNamesInMessage], ", "), len(all)-maxNamesInMessage)
+	return fmt.Sprintf("%s and %d more", strings.Join(all[:n], ", "), len(all)-n)
 }
 
 func sortedKeys(m map[string]*workv1.ManifestWork) []string {

@@ -375,6 +375,12 @@ func TestAggregatedCondition(t *testing.T) {
 		return r
 	}
 	first, _ := aggregatedCondition(failing(refused("10:00:00"), orders), nil)
+	// Five manifests whose names (240 bytes each) alone exceed the message bound of 1024 bytes.
+	long := make([]string, 5)
+	for i := range long {
+		long[i] = fmt.Sprintf("Database.example.io shop/%s-%d", strings.Repeat("x", 240), i)
+	}
+	longFirst, _ := aggregatedCondition(failing(refused("10:00:00"), long...), nil)
 	cases := map[string]struct {
 		rollup  status.Rollup
 		last    *metav1.Condition
@@ -395,6 +401,11 @@ func TestAggregatedCondition(t *testing.T) {
 			status: metav1.ConditionFalse, reason: workv1alpha1.ReasonInterpreterFailed, message: "(WebhookTimeout): its status.manifests[].aggregated", partial: true},
 		"another manifest fails too": {rollup: failing(refused("10:00:30"), orders, users), last: &first,
 			status: metav1.ConditionFalse, reason: workv1alpha1.ReasonInterpreterFailed, message: `for Database.example.io shop/orders, Database.example.io shop/users (WebhookRejected): their status.manifests[].aggregated`, partial: true},
+		"long names: fewer are named, and the kind of failure, the retry and the error's start are kept": {rollup: failing(refused("10:00:00"), long...),
+			status: metav1.ConditionFalse, reason: workv1alpha1.ReasonInterpreterFailed,
+			message: long[1] + " and 3 more (WebhookRejected): their status.manifests[].aggregated stays as last written (absent when none was), and the webhook is asked again every 30s. Error: ResourceInterpreter databases: webhook AggregateStatus:", partial: true},
+		"long names fail again, the webhook telling another time: the message stays": {rollup: failing(refused("10:00:30"), long...), last: &longFirst,
+			status: metav1.ConditionFalse, reason: workv1alpha1.ReasonInterpreterFailed, message: longFirst.Message},
 		"an error of no call (no webhook client) is told as it is": {rollup: failing(errors.New("ResourceInterpreter databases: webhook AggregateStatus: the manager has no webhook client"), orders),
 			status: metav1.ConditionFalse, reason: workv1alpha1.ReasonInterpreterFailed, message: "for Database.example.io shop/orders: its", partial: true},
 	}
@@ -415,6 +426,9 @@ func TestAggregatedCondition(t *testing.T) {
 			}
 			if tc.partial && c.Message == first.Message {
 				t.Error("the message of another failure is the first one's")
+			}
+			if len(c.Message) > 1024 {
+				t.Errorf("message of %d bytes, more than the 1024 an event's note may have", len(c.Message))
 			}
 		})
 	}

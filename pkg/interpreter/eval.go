@@ -19,8 +19,9 @@ import (
 	"github.com/open-cluster-management-io/placement-manifestwork/pkg/interpreter/webhook"
 )
 
-// maxMessage bounds the message of a verdict or an override's status, which end up in conditions and status.
-const maxMessage = 1024
+// MaxMessage bounds the message of a verdict or an override's status, which end up in conditions and status
+// (and in events, whose note the API server refuses beyond 1024 bytes).
+const MaxMessage = 1024
 
 // reasonPattern is the pattern of a condition's reason (metav1.Condition).
 var reasonPattern = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
@@ -165,14 +166,28 @@ func stringFields(m traits.Mapper, allowed ...string) (map[string]string, error)
 // Truncate cuts a message to MaxMessage bytes at a rune boundary, ending it with "...": messages that end up
 // in conditions and status stay bounded.
 func Truncate(s string) string {
-	if len(s) <= maxMessage {
+	if len(s) <= MaxMessage {
 		return s
 	}
-	cut := maxMessage - len("...")
+	cut := MaxMessage - len("...")
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + "..."
+}
+
+// TruncateTail is fixed followed by tail, the tail cut as Truncate cuts so that the whole stays within the same
+// bound; fixed is never cut, even when it alone exceeds the bound (the tail is then "..."). For a message whose
+// first part says what fails and is compared from one call to the next, and whose tail quotes an error.
+func TruncateTail(fixed, tail string) string {
+	if len(fixed)+len(tail) <= MaxMessage {
+		return fixed + tail
+	}
+	cut := max(MaxMessage-len(fixed)-len("..."), 0)
+	for cut > 0 && !utf8.RuneStart(tail[cut]) {
+		cut--
+	}
+	return fixed + tail[:cut] + "..."
 }
 
 // Dependency is a hub object a manifest needs: the webhook protocol's, whichever part names it.

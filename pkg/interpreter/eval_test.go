@@ -304,3 +304,23 @@ func TestDependencies(t *testing.T) {
 		}
 	})
 }
+
+// TestTruncateTail: the fixed part is never cut, the tail is cut at a rune boundary so the whole keeps the bound.
+func TestTruncateTail(t *testing.T) {
+	fixed := strings.Repeat("f", 1000)
+	cases := map[string]struct {
+		fixed, tail, want string
+	}{
+		"both fit":                                    {fixed: "what fails. Error: ", tail: "boom", want: "what fails. Error: boom"},
+		"the tail is cut":                             {fixed: fixed, tail: strings.Repeat("t", 100), want: fixed + strings.Repeat("t", 21) + "..."},
+		"the tail is cut at a rune's start":           {fixed: fixed, tail: strings.Repeat("t", 20) + "é" + strings.Repeat("t", 100), want: fixed + strings.Repeat("t", 20) + "..."},
+		"a fixed part beyond the bound is kept whole": {fixed: fixed + fixed, tail: "boom", want: fixed + fixed + "..."},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := TruncateTail(tc.fixed, tc.tail); got != tc.want {
+				t.Errorf("TruncateTail = %q (%d bytes), want %q (%d bytes)", got, len(got), tc.want, len(tc.want))
+			}
+		})
+	}
+}

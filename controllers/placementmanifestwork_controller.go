@@ -149,11 +149,7 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 		return ctrl.Result{RequeueAfter: retry}, err
 	}
 	r.recordStored(pmw, obs, stored)
-	if meta.IsStatusConditionFalse(stored.after.Conditions, workv1alpha1.ConditionStatusAggregated) {
-		// A webhook that did not roll the status up may answer later, and nothing else wakes this PMW when it
-		// does. The retry writes nothing while it keeps failing: the condition's message stays as it is.
-		requeueAfter = minPositive(requeueAfter, interpreterRetry)
-	}
+	requeueAfter = minPositive(requeueAfter, aggregationRetry(obs, stored))
 	if obs.revisionError != nil {
 		return ctrl.Result{}, obs.revisionError
 	}
@@ -164,6 +160,16 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 		requeueAfter = minPositive(requeueAfter, conflictRetry)
 	}
 	return ctrl.Result{RequeueAfter: requeueAfter}, nil
+}
+
+// aggregationRetry is how soon a reconcile whose interpreter webhook did not roll the status up asks it again;
+// 0 for none. A webhook that did not roll the status up may answer later, and nothing else wakes this PMW when
+// it does. The retry writes nothing while it keeps failing: the condition's message stays as it is.
+func aggregationRetry(obs *observation, stored *statusChange) time.Duration {
+	if meta.IsStatusConditionFalse(stored.after.Conditions, workv1alpha1.ConditionStatusAggregated) {
+		return interpreterRetry
+	}
+	return 0
 }
 
 // gather reads what the desired state depends on: the Placement and its decisions (creating the generated

@@ -368,6 +368,70 @@ func TestComputeStatusAggregationFailed(t *testing.T) {
 	}
 }
 
+// TestAggregationRetry: a reconcile asks a webhook that did not roll the status up again in 30 s only when it
+// asked it itself. A run whose works were removed (ttlSecondsAfterFinished) keeps its status as it was, a False
+// StatusAggregated too, but nothing is rolled up any more: no retry, which would repeat forever.
+func TestAggregationRetry(t *testing.T) {
+	p := framework.MakePMW("web", "ns").Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
+	p.Generation = 2
+	manifests, err := planner.ParseTemplate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := planner.Compute(p, manifests, planner.Input{Clusters: []string{"c1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := manifestwork.NewBuilder(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := b.Build("c1", p.Spec.ManifestWorkTemplate.Workload.Manifests, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Generation = 1
+	framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: metav1.ConditionTrue, workv1.WorkAvailable: metav1.ConditionTrue})
+	failing := health.NewInterpreters()
+	calls := 0
+	failing.Add(schema.GroupKind{Kind: "ConfigMap"}, nil, unansweredAggregator{calls: &calls})
+	observe := func(kinds *health.Interpreters, owned map[string]*workv1.ManifestWork) *observation {
+		return &observation{
+			inputs:  inputs{placementName: "p", placementFound: true, clusters: []string{"c1"}, workName: "w", template: manifests, kinds: kinds, owned: owned},
+			desired: desired{plan: pl, upToDate: map[string]bool{"c1": true}},
+		}
+	}
+	// failed is the status a reconcile stored while the webhook failed.
+	failed := computeStatus(p, observe(failing, map[string]*workv1.ManifestWork{"c1": w}))
+	if !meta.IsStatusConditionFalse(failed.Conditions, workv1alpha1.ConditionStatusAggregated) {
+		t.Fatalf("StatusAggregated = %+v, want False", meta.FindStatusCondition(failed.Conditions, workv1alpha1.ConditionStatusAggregated))
+	}
+	removed := failed.DeepCopy()
+	removed.Completion = &workv1alpha1.CompletionStatus{ObservedGeneration: p.Generation, WorksRemovedTime: ptr.To(metav1.Now())}
+
+	cases := map[string]struct {
+		status *workv1alpha1.PlacementManifestWorkStatus
+		kinds  *health.Interpreters
+		owned  map[string]*workv1.ManifestWork
+		want   time.Duration
+	}{
+		"the webhook fails: asked again in 30s":                                            {status: &failed, kinds: failing, owned: map[string]*workv1.ManifestWork{"c1": w}, want: interpreterRetry},
+		"it answers at last: no retry":                                                     {status: &failed, kinds: health.NewInterpreters(), owned: map[string]*workv1.ManifestWork{"c1": w}},
+		"the works were removed after the run, StatusAggregated False as it was: no retry": {status: removed, kinds: failing},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pmw := p.DeepCopy()
+			pmw.Status = *tc.status.DeepCopy()
+			obs := observe(tc.kinds, tc.owned)
+			stored := &statusChange{before: pmw.Status, after: computeStatus(pmw, obs)}
+			if got := aggregationRetry(obs, stored); got != tc.want {
+				t.Errorf("retry in %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestTemplateChangeStatusIsFinal: the status the reconcile that rolls a new template out stores is the one the
 // next reconcile computes, once the cache shows the works it wrote and before any agent applies them. So no
 // second status write follows a template change, and the status never counts a cluster as having succeeded

@@ -164,9 +164,11 @@ func (r *PlacementManifestWorkReconciler) Reconcile(ctx context.Context, req ctr
 
 // aggregationRetry is how soon a reconcile whose interpreter webhook did not roll the status up asks it again;
 // 0 for none. A webhook that did not roll the status up may answer later, and nothing else wakes this PMW when
-// it does. The retry writes nothing while it keeps failing: the condition's message stays as it is.
+// it does. The retry writes nothing while it keeps failing: the condition's message stays as it is. Only a
+// reconcile that asked the webhook retries it (obs.aggregationFailed), not one that kept a False condition
+// without asking: a run whose works were removed keeps its status as it was, and nothing is rolled up again.
 func aggregationRetry(obs *observation, stored *statusChange) time.Duration {
-	if meta.IsStatusConditionFalse(stored.after.Conditions, workv1alpha1.ConditionStatusAggregated) {
+	if obs.aggregationFailed && meta.IsStatusConditionFalse(stored.after.Conditions, workv1alpha1.ConditionStatusAggregated) {
 		return interpreterRetry
 	}
 	return 0
@@ -452,6 +454,9 @@ type observation struct {
 	inputs
 	desired
 	outcome
+	// aggregationFailed is set by computeStatus when it rolled the manifests' status up and an interpreter
+	// webhook did not (StatusAggregated False): only then is the webhook asked again (aggregationRetry).
+	aggregationFailed bool
 }
 
 // inputs are what gather read.

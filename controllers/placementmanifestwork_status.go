@@ -27,14 +27,18 @@ const maxNamesInMessage = 5
 // manifest names would fill it (aggregatedCondition names fewer of them then).
 const aggregationErrorRoom = 200
 
-// computeStatus turns what a reconcile observed into the PlacementManifestWork's status. It does no I/O.
+// computeStatus turns what a reconcile observed into the PlacementManifestWork's status. It does no I/O; of obs
+// it sets only aggregationFailed.
 func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) workv1alpha1.PlacementManifestWorkStatus {
 	st := *pmw.Status.DeepCopy()
 	st.ObservedGeneration = pmw.Generation
 	st.Placement = obs.placementName
+	obs.aggregationFailed = false
 	if worksRemoved(pmw) {
 		// A finished run whose works were removed after ttlSecondsAfterFinished keeps its result: the summary,
-		// the completion and the conditions as they were when the removal was decided.
+		// the completion and the conditions as they were when the removal was decided. StatusAggregated too, as
+		// the record of how status.manifests[].aggregated was left; no webhook is asked again (aggregationFailed
+		// stays unset), there being no works to report anything.
 		return st
 	}
 
@@ -94,6 +98,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		outcomes = append(outcomes, status.ClusterOutcome{Cluster: c, ClusterResult: r})
 	}
 	rollup := status.Aggregate(outcomes, listManifests(obs.template, base.own, outcomes, deps), obs.kinds, pmw.Status.Manifests)
+	obs.aggregationFailed = len(rollup.AggregationFailures) > 0
 	st.PlacedManifestWorkSummary = rollup.Summary
 	st.Manifests = rollup.Manifests
 	st.UnhealthyClusters = rollup.Unhealthy

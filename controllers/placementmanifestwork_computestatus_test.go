@@ -432,6 +432,65 @@ func TestAggregationRetry(t *testing.T) {
 	}
 }
 
+// TestRolloutStoppedCountsAgree: the rollout strategy stops at maxFailures on the clusters' health before the
+// reconcile's writes (it decides which works are written), status.rollout counts after them. A Degraded updated
+// cluster whose work this reconcile rewrote (new split shares after a failover) no longer counts as failed, so
+// RolloutComplete must not say "0 of 5 updated clusters failed, more than maxFailures allows": the numbers in
+// the message are status.rollout's, and it says which clusters count again once their agents report.
+func TestRolloutStoppedCountsAgree(t *testing.T) {
+	clusters := []string{"a", "b", "c", "d", "e"}
+	p := framework.MakePMW("web", "ns").Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
+	p.UID, p.Generation = "uid", 1
+	manifests, err := planner.ParseTemplate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned, pl, _ := plannedWorks(t, p, clusters...)
+	// a failed to apply the current template; the others are available: maxFailures 0 is breached.
+	current := map[string]health.ClusterResult{}
+	upToDate := map[string]bool{}
+	for _, c := range clusters {
+		owned[c].Generation = 1
+		upToDate[c] = true
+		if c == "a" {
+			framework.WorkConditions(owned[c], map[string]metav1.ConditionStatus{workv1.WorkApplied: metav1.ConditionFalse})
+			current[c] = health.ClusterResult{Verdict: health.Verdict{State: health.Degraded, Reason: workv1alpha1.ReasonApplyFailed}}
+			continue
+		}
+		framework.WorkConditions(owned[c], map[string]metav1.ConditionStatus{workv1.WorkApplied: metav1.ConditionTrue, workv1.WorkAvailable: metav1.ConditionTrue})
+		current[c] = health.ClusterResult{Verdict: health.Verdict{State: health.Healthy}}
+	}
+	// rewritten is a's work as the API server took this reconcile's update: a new generation no agent reported.
+	rewritten := owned["a"].DeepCopy()
+	rewritten.Generation = 2
+	cases := map[string]struct {
+		written    map[string]*workv1.ManifestWork
+		wantFailed int32
+		message    string
+	}{
+		"the failed cluster's work is not written: it counts": {wantFailed: 1,
+			message: "The rollout stopped: 1 of 5 updated clusters failed, more than maxFailures allows; 5 of 5 clusters carry the current template"},
+		"the failed cluster's work is rewritten for new shares: it counts again once its agent reports": {written: map[string]*workv1.ManifestWork{"a": rewritten},
+			message: "The rollout stopped: more updated clusters had failed than maxFailures allows before this reconcile rewrote the works of a, which count again once their agents report on them; 0 of 5 updated clusters count as failed now; 5 of 5 clusters carry the current template"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			obs := &observation{inputs: inputs{placementName: "p", placementFound: true, clusters: clusters, owned: owned, shares: ownedShares(owned),
+				template: manifests, workName: manifestwork.WorkName(manifestwork.Owner(p))},
+				desired: desired{plan: pl, upToDate: upToDate, current: current, rollout: rolloutPlan{maxFailures: true}},
+				outcome: outcome{written: tc.written}}
+			st := computeStatus(p, obs)
+			if st.Rollout == nil || st.Rollout.Failed != tc.wantFailed || st.Rollout.Updated != 5 {
+				t.Fatalf("status.rollout = %+v, want 5 updated, %d failed", st.Rollout, tc.wantFailed)
+			}
+			c := meta.FindStatusCondition(st.Conditions, workv1alpha1.ConditionRolloutComplete)
+			if c == nil || c.Reason != workv1alpha1.ReasonRolloutMaxFailures || c.Message != tc.message {
+				t.Errorf("RolloutComplete = %+v, want %s: %q", c, workv1alpha1.ReasonRolloutMaxFailures, tc.message)
+			}
+		})
+	}
+}
+
 // TestTemplateChangeStatusIsFinal: the status the reconcile that rolls a new template out stores is the one the
 // next reconcile computes, once the cache shows the works it wrote and before any agent applies them. So no
 // second status write follows a template change, and the status never counts a cluster as having succeeded

@@ -131,6 +131,10 @@ func retryAsked(pmw *workv1alpha1.PlacementManifestWork) int64 {
 }
 
 // failedClusters are the clusters that carry the current template and failed: degraded or timed out, sorted.
+// They are judged on the health before this reconcile's writes (d.current), as the rollout strategy judged the
+// breach of maxFailures they explain: status.failedRevision records them, and they stay its record whatever the
+// writes do to them (a work rewritten for new split shares is neither failed nor succeeded in status.rollout
+// until its agent reports; rolloutStatus names such clusters in the RolloutMaxFailures message).
 func failedClusters(clusters []string, d *desired) []string {
 	timedOut := map[string]bool{}
 	for _, c := range d.rollout.timedOut {

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -228,6 +229,14 @@ func rolloutStatus(pmwName string, clusters []string, d *desired, results map[st
 	case d.rollout.maxFailures:
 		cond.Reason = workv1alpha1.ReasonRolloutMaxFailures
 		cond.Message = fmt.Sprintf("The rollout stopped: %d of %d updated clusters failed, more than maxFailures allows; %d of %d clusters carry the current template", st.Failed, st.Updated, st.Updated, st.Total)
+		if rejudged := rejudgedFailures(clusters, d, results); len(rejudged) > 0 {
+			// The rollout strategy stopped on the clusters' health before the writes, as it must (it decides
+			// which works are written); the counts are after them. A failed cluster whose work was rewritten
+			// since (new split shares after a failover) counts again once its agent reports on that work, so
+			// the message says why the stop and the counts differ instead of counting it failed.
+			cond.Message = fmt.Sprintf("The rollout stopped: more updated clusters had failed than maxFailures allows before this reconcile rewrote the works of %s, which count again once their agents report on them; %d of %d updated clusters count as failed now; %d of %d clusters carry the current template",
+				names(rejudged), st.Failed, st.Updated, st.Updated, st.Total)
+		}
 		if d.rollout.failure.noTarget {
 			cond.Message += "; failurePolicy Rollback had nothing to return to: no earlier revision completed"
 		}
@@ -256,6 +265,19 @@ func rolloutStatus(pmwName string, clusters []string, d *desired, results map[st
 		cond.Message = fmt.Sprintf("All %d clusters carry the current template", st.Total)
 	}
 	return st, cond
+}
+
+// rejudgedFailures are the updated clusters the rollout strategy judged failed before this reconcile's writes
+// (failedClusters) that status.rollout does not count failed after them: their works were rewritten, and
+// nothing is known of the new ones yet.
+func rejudgedFailures(clusters []string, d *desired, results map[string]health.ClusterResult) []string {
+	var out []string
+	for _, c := range failedClusters(clusters, d) {
+		if !slices.Contains(d.rollout.timedOut, c) && results[c].State != health.Degraded {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // rolledBackMessage says which revision failed where, which completed revision the clusters return to, and

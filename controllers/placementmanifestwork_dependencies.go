@@ -56,8 +56,9 @@ type dependencyRef struct {
 // cluster whose overrides change none of its manifests carries. The finder then finds, within this reconcile,
 // those of the manifests as a cluster's overrides leave them (dependencyFinder.Find). An expression that fails
 // (InterpreterFailed), or a dependency that is missing or cannot be delivered (DependencyNotFound), is an
-// InvalidError: nothing is written and the delivered ManifestWorks are kept. The error is the API server's,
-// other than NotFound.
+// InvalidError: for the template's, nothing is written and the delivered ManifestWorks are kept; for those of a
+// cluster's overridden manifests (Find), that cluster alone keeps its work (planner.Plan.DependencyFailures).
+// The error is the API server's, other than NotFound.
 func (r *PlacementManifestWorkReconciler) dependencies(ctx context.Context, pmw *workv1alpha1.PlacementManifestWork, kinds *health.Interpreters, manifests []template.Manifest) (*dependencyFinder, *planner.InvalidError, error) {
 	f := &dependencyFinder{
 		reader:   dependencyReader{ctx: ctx, r: r, namespace: pmw.Namespace, read: map[dependencyRef]client.Object{}},
@@ -135,7 +136,8 @@ func (d *dependencyReader) get(kind, name string) (client.Object, error) {
 // ones name the template's dependencies. Otherwise the dependencies they name, read from the hub as the
 // template's are, those the template's share being the template's own manifests. A dependency that is missing
 // or cannot be delivered is DependencyNotFound, an interpreter that fails InterpreterFailed, as for the
-// template's: the messages name the cluster.
+// template's: the messages name the cluster, and the planner keeps the works of the clusters whose manifests
+// come to these alone (the answer, the error too, is remembered by content: clusters alike are asked once).
 func (f *dependencyFinder) Find(cluster string, manifests []template.Manifest) ([]template.Manifest, bool, error) {
 	key, err := f.contentKey(manifests)
 	if err != nil {
@@ -248,7 +250,7 @@ func (f *dependencyFinder) deliver(refs []dependencyRef, cluster string) ([]temp
 		m, err := dependencyManifest(obj, ref.namespace)
 		if err != nil {
 			return nil, &planner.InvalidError{Reason: workv1alpha1.ReasonDependencyNotFound, Message: fmt.Sprintf(
-				"%s %s (needed by %s) cannot be delivered: %v; the ManifestWorks already delivered are kept", ref.kind, ref.name, ref.neededBy, err)}, nil
+				"%s %s (needed by %s) cannot be delivered: %v%s", ref.kind, ref.name, ref.neededBy, err, keptWorks(cluster, "; the ManifestWorks already delivered are kept"))}, nil
 		}
 		m.Index, m.Dependency = f.next, true
 		f.next++
@@ -261,10 +263,21 @@ func (f *dependencyFinder) deliver(refs []dependencyRef, cluster string) ([]temp
 			fix = "fix the override, the interpreter or the manifest that names them"
 		}
 		return nil, &planner.InvalidError{Reason: workv1alpha1.ReasonDependencyNotFound, Message: fmt.Sprintf(
-			"Not in namespace %s on the hub: %s; create them there, or %s. Nothing is written and the ManifestWorks already delivered are kept",
-			f.reader.namespace, names(missing), fix)}, nil
+			"Not in namespace %s on the hub: %s; create them there, or %s%s",
+			f.reader.namespace, names(missing), fix, keptWorks(cluster, ". Nothing is written and the ManifestWorks already delivered are kept"))}, nil
 	}
 	return out, nil, nil
+}
+
+// keptWorks ends the message of a dependency failure: for the template's dependencies (cluster unset) what
+// becomes of every work (all, which follows a message); for those of the manifests as a cluster's overrides
+// leave them, nothing: that cluster alone, and those whose overrides leave them alike, keep their works as they
+// are (planner.Plan.DependencyFailures), which the conditions say.
+func keptWorks(cluster, all string) string {
+	if cluster != "" {
+		return ""
+	}
+	return all
 }
 
 // readDependency reads a ConfigMap, Secret or ServiceAccount from the API server, nil when it does not exist.
@@ -324,7 +337,7 @@ func dependencyRefsFor(kinds *health.Interpreters, manifests []template.Manifest
 				reason = p.Reason
 			}
 			return nil, &planner.InvalidError{Reason: reason, Message: fmt.Sprintf(
-				"The dependencies of %s: %v; nothing is written and the ManifestWorks already delivered are kept", id, err)}
+				"The dependencies of %s: %v%s", id, err, keptWorks(cluster, "; nothing is written and the ManifestWorks already delivered are kept"))}
 		}
 		if len(deps) == 0 {
 			continue
@@ -332,8 +345,8 @@ func dependencyRefsFor(kinds *health.Interpreters, manifests []template.Manifest
 		ns := m.Object.GetNamespace()
 		if ns == "" {
 			return nil, &planner.InvalidError{Reason: workv1alpha1.ReasonDependencyNotFound, Message: fmt.Sprintf(
-				"%s has no namespace to deliver its dependencies (%s %s, ...) into: set metadata.namespace, or turn spec.propagateDependencies off; the ManifestWorks already delivered are kept",
-				id, deps[0].Kind, deps[0].Name)}
+				"%s has no namespace to deliver its dependencies (%s %s, ...) into: set metadata.namespace, or turn spec.propagateDependencies off%s",
+				id, deps[0].Kind, deps[0].Name, keptWorks(cluster, "; the ManifestWorks already delivered are kept"))}
 		}
 		for _, d := range deps {
 			key := dependencyRef{kind: d.Kind, name: d.Name, namespace: ns}

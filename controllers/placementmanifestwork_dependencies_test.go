@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -302,7 +302,9 @@ func (r *countingReader) Get(ctx context.Context, key client.ObjectKey, obj clie
 // TestDependenciesFollowOverrides: each cluster's work carries the dependencies its manifests reference as its
 // overrides leave them, not the template's; clusters whose overrides change no such reference share the
 // template's; identical overridden manifests are resolved once, and each hub object read once; a dependency an
-// override makes a manifest reference that is missing on the hub is DependencyNotFound, as a template's is.
+// override makes a manifest reference that is missing on the hub (or an interpreter that fails on the manifest
+// as overridden) fails the clusters it selects alone, which keep their works (Plan.DependencyFailures), the
+// others being planned; one the template's own manifests reference fails every cluster.
 func TestDependenciesFollowOverrides(t *testing.T) {
 	raw := func(s string) *workv1alpha1.JSON { return &workv1alpha1.JSON{Raw: []byte(s)} }
 	eu := &workv1alpha1.OverrideClusters{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}}}
@@ -328,8 +330,13 @@ func TestDependenciesFollowOverrides(t *testing.T) {
 		own  []string
 		// reads are the hub reads, finds the overridden contents resolved.
 		reads, finds int
-		wantReason   string
-		wantMessage  string
+		// failed are the clusters whose dependencies cannot be found (Plan.DependencyFailures), for
+		// wantReason and wantMessage; without failed these are the error of the whole desired state.
+		failed      []string
+		wantReason  string
+		wantMessage string
+		// without is a hub object (by name) missing from mountsHub.
+		without string
 	}{
 		"without overrides every cluster carries the template's": {
 			want:  map[string][]string{"eu-1": {settings}, "eu-2": {settings}, "us-1": {settings}},
@@ -374,31 +381,62 @@ func TestDependenciesFollowOverrides(t *testing.T) {
 			own:   []string{"eu-1", "eu-2"},
 			reads: 2, finds: 1,
 		},
-		"an override that names a ConfigMap missing on the hub": {
-			overrides:   []workv1alpha1.ClusterOverride{mount("settings-apac", eu)},
+		"an override that names a ConfigMap missing on the hub: its clusters alone fail, asked once": {
+			overrides: []workv1alpha1.ClusterOverride{mount("settings-apac", eu)},
+			want:      map[string][]string{"us-1": {settings}},
+			reads:     2, finds: 1,
+			failed:      []string{"eu-1", "eu-2"},
 			wantReason:  workv1alpha1.ReasonDependencyNotFound,
 			wantMessage: "Not in namespace apps on the hub: ConfigMap settings-apac (needed by Deployment.apps shop/web as the overrides leave it for cluster eu-1); create them there, or fix the override, the interpreter or the manifest that names them",
 		},
-		"an override that leaves the interpreter nothing to read": {
+		"the ConfigMap an override renames to is deleted: its clusters alone fail": {
+			overrides: []workv1alpha1.ClusterOverride{mount("settings-eu", eu)},
+			without:   "settings-eu",
+			want:      map[string][]string{"us-1": {settings}},
+			reads:     2, finds: 1,
+			failed:      []string{"eu-1", "eu-2"},
+			wantReason:  workv1alpha1.ReasonDependencyNotFound,
+			wantMessage: "Not in namespace apps on the hub: ConfigMap settings-eu (needed by Deployment.apps shop/web as the overrides leave it for cluster eu-1)",
+		},
+		"an override that leaves the interpreter nothing to read: its clusters alone fail": {
 			overrides: []workv1alpha1.ClusterOverride{{Name: "empty", Clusters: eu, Manifests: []workv1alpha1.OverrideManifest{{Kind: "Deployment"}},
 				Patches: []workv1alpha1.OverridePatch{{Op: workv1alpha1.OverridePatchReplace, Path: "/spec/template/spec/volumes/0/configMap", Value: raw(`{}`)}}}},
+			want:  map[string][]string{"us-1": {settings}},
+			reads: 1, finds: 1,
+			failed:      []string{"eu-1", "eu-2"},
 			wantReason:  workv1alpha1.ReasonInterpreterFailed,
 			wantMessage: "The dependencies of Deployment.apps shop/web as the overrides leave it for cluster eu-1: ResourceInterpreter mounts: spec.dependencies.expression: no such key: name",
+		},
+		"the template's own ConfigMap missing fails every cluster, overrides or not": {
+			overrides:   []workv1alpha1.ClusterOverride{mount("settings-eu", eu)},
+			without:     "settings",
+			wantReason:  workv1alpha1.ReasonDependencyNotFound,
+			wantMessage: "Not in namespace apps on the hub: ConfigMap settings (needed by Deployment.apps shop/web); create them there, or fix the interpreter or the manifest that names them. Nothing is written and the ManifestWorks already delivered are kept",
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			kinds := mountsKinds(t)
 			p := mountingPMW(tc.overrides...)
-			hub := &countingReader{Reader: fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(mountsHub()...).Build()}
+			objs := slices.DeleteFunc(mountsHub(), func(o client.Object) bool { return o.GetName() == tc.without })
+			hub := &countingReader{Reader: fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(objs...).Build()}
 			r := &PlacementManifestWorkReconciler{APIReader: hub}
 			manifests, err := planner.ParseTemplate(p)
 			if err != nil {
 				t.Fatal(err)
 			}
 			f, invalid, err := r.dependencies(context.Background(), p, kinds, manifests)
-			if err != nil || invalid != nil {
-				t.Fatalf("the template's dependencies: %v %v", err, invalid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantReason != "" && tc.failed == nil {
+				if invalid == nil || invalid.Reason != tc.wantReason || !strings.Contains(invalid.Message, tc.wantMessage) {
+					t.Fatalf("the template's dependencies: %v, want %s containing %q", invalid, tc.wantReason, tc.wantMessage)
+				}
+				return
+			}
+			if invalid != nil {
+				t.Fatalf("the template's dependencies: %v", invalid)
 			}
 			set, err := override.Compile(p.Spec.Overrides)
 			if err != nil {
@@ -406,18 +444,22 @@ func TestDependenciesFollowOverrides(t *testing.T) {
 			}
 			in := planner.Input{Clusters: sortedClusters(mountsFleet), Kinds: kinds, Overrides: set, ClusterFacts: mountsFleet, Dependencies: f}
 			plan, err := planner.Compute(p, append(manifests, f.own...), in)
-			if tc.wantReason != "" {
-				var got *planner.InvalidError
-				if !errors.As(err, &got) || got.Reason != tc.wantReason || !strings.Contains(got.Message, tc.wantMessage) {
-					t.Fatalf("error %v, want %s containing %q", err, tc.wantReason, tc.wantMessage)
-				}
-				return
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(plan.OverrideFailures) > 0 {
 				t.Fatalf("override failures: %v", plan.OverrideFailures)
+			}
+			if diff := cmp.Diff(tc.failed, slices.Sorted(maps.Keys(plan.DependencyFailures))); diff != "" {
+				t.Errorf("clusters whose dependencies cannot be found (-want +got):\n%s", diff)
+			}
+			for c, e := range plan.DependencyFailures {
+				if e.Reason != tc.wantReason || !strings.Contains(e.Message, tc.wantMessage) || strings.Contains(e.Message, "Nothing is written") || strings.Contains(e.Message, "nothing is written") {
+					t.Errorf("%s: %s %q, want %s containing %q and not saying nothing is written", c, e.Reason, e.Message, tc.wantReason, tc.wantMessage)
+				}
+				if !plan.Kept(c) || len(plan.OverrideOutcomes[c]) > 0 {
+					t.Errorf("%s: kept %v, override outcomes %v: want kept, none", c, plan.Kept(c), plan.OverrideOutcomes[c])
+				}
 			}
 			got := map[string][]string{}
 			for c, ms := range plan.Manifests {
@@ -528,5 +570,94 @@ func TestDependenciesFollowOverridesInStatus(t *testing.T) {
 	want := []count{{"Deployment shop/web", 3, 0, 0}, {"ConfigMap shop/settings", 1, 0, 0}, {"ConfigMap shop/settings-eu", 1, 0, 0}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("status.manifests (-want +got):\n%s", diff)
+	}
+}
+
+// TestDependencyMissingForOverriddenCluster: when a ConfigMap only a cluster's override makes its Deployment
+// mount (settings-eu, on eu-2) is deleted from the hub and the template changes, the other clusters get the new
+// template while eu-2 keeps its work as it is; the conditions say DependencyNotFound naming the ConfigMap, the
+// manifest and the cluster, without stalling, and status.unhealthyClusters says eu-2 does not carry the
+// current template and why.
+func TestDependencyMissingForOverriddenCluster(t *testing.T) {
+	raw := func(s string) *workv1alpha1.JSON { return &workv1alpha1.JSON{Raw: []byte(s)} }
+	p := mountingPMW(workv1alpha1.ClusterOverride{Name: "settings-eu", Clusters: &workv1alpha1.OverrideClusters{Names: []string{"eu-2"}},
+		Manifests: []workv1alpha1.OverrideManifest{{Kind: "Deployment"}},
+		Patches:   []workv1alpha1.OverridePatch{{Op: workv1alpha1.OverridePatchReplace, Path: "/spec/template/spec/volumes/0/configMap/name", Value: raw(`"settings-eu"`)}}})
+	kinds := mountsKinds(t)
+	now := time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC)
+	gather := func(p *workv1alpha1.PlacementManifestWork, hub []client.Object, owned map[string]*workv1.ManifestWork) *inputs {
+		r := &PlacementManifestWorkReconciler{APIReader: fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(hub...).Build()}
+		in := overridesInputs(t, p, mountsFleet, owned)
+		f, invalid, err := r.dependencies(context.Background(), p, kinds, in.template)
+		if err != nil || invalid != nil {
+			t.Fatalf("the template's dependencies: %v %v", err, invalid)
+		}
+		in.template, in.deps, in.kinds = append(in.template, f.own...), f, kinds
+		return in
+	}
+	in := gather(p, mountsHub(), nil)
+	d, invalid, _, err := desiredState(p, in, remembered{deliveredKnown: true}, now)
+	if err != nil || invalid != nil {
+		t.Fatalf("desired state: %v %v", err, invalid)
+	}
+	owned := map[string]*workv1.ManifestWork{}
+	for _, op := range planWrites(p, &observation{inputs: *in, desired: d}, nil, now).ops {
+		work := op.written(now)
+		work.Generation = 1
+		work.Status = ocmsim.Simulate(work, ocmsim.Spoke{Behavior: ocmsim.Healthy}, now.Add(-time.Hour), now).Status
+		trimWork(work)
+		owned[op.cluster] = work
+	}
+	if len(owned) != 3 {
+		t.Fatalf("%d works delivered, want 3", len(owned))
+	}
+
+	// settings-eu is deleted and the template moves to a new image.
+	p = p.DeepCopy()
+	p.Generation = 2
+	m := &p.Spec.ManifestWorkTemplate.Workload.Manifests[0]
+	m.Raw = []byte(strings.Replace(string(m.Raw), "registry.example/app:1", "registry.example/app:2", 1))
+	hub := slices.DeleteFunc(mountsHub(), func(o client.Object) bool { return o.GetName() == "settings-eu" })
+	in = gather(p, hub, owned)
+	d, invalid, _, err = desiredState(p, in, remembered{deliveredKnown: true}, now)
+	if err != nil || invalid != nil {
+		t.Fatalf("desired state: %v %v", err, invalid)
+	}
+	if got := slices.Sorted(maps.Keys(d.plan.DependencyFailures)); !slices.Equal(got, []string{"eu-2"}) {
+		t.Fatalf("clusters whose dependencies cannot be found: %v, want eu-2", got)
+	}
+	obs := &observation{inputs: *in, desired: d}
+	wp := planWrites(p, obs, nil, now)
+	var written []string
+	for _, op := range wp.ops {
+		if !op.templateChange || op.delete || !strings.Contains(string(op.desired.Spec.Workload.Manifests[0].Raw), "registry.example/app:2") {
+			t.Errorf("%s: want an update to the new template, got %+v", op.cluster, op)
+		}
+		written = append(written, op.cluster)
+	}
+	if diff := cmp.Diff([]string{"eu-1", "us-1"}, slices.Sorted(slices.Values(written))); diff != "" {
+		t.Errorf("clusters written (-want +got):\n%s", diff)
+	}
+	obs.rollout, obs.upToDate, obs.leaving = wp.rollout, wp.upToDate, wp.leaving
+	st := computeStatus(p, obs)
+	for _, ct := range []string{workv1alpha1.ConditionDistributed, workv1alpha1.ConditionReady} {
+		c := meta.FindStatusCondition(st.Conditions, ct)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != workv1alpha1.ReasonDependencyNotFound ||
+			!strings.Contains(c.Message, "ConfigMap settings-eu (needed by Deployment.apps shop/web as the overrides leave it for cluster eu-2)") ||
+			!strings.Contains(c.Message, "on 1 clusters (eu-2)") || !strings.Contains(c.Message, "the other clusters are served") {
+			t.Errorf("%s: %+v", ct, c)
+		}
+	}
+	if c := meta.FindStatusCondition(st.Conditions, workv1alpha1.ConditionStalled); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("Stalled: %+v", c)
+	}
+	var eu2 *workv1alpha1.ClusterHealth
+	for i, u := range st.UnhealthyClusters {
+		if u.Cluster == "eu-2" {
+			eu2 = &st.UnhealthyClusters[i]
+		}
+	}
+	if eu2 == nil || eu2.Reason != workv1alpha1.ReasonOutdatedTemplate || !strings.Contains(eu2.Message, "cannot be found (DependencyNotFound)") {
+		t.Errorf("eu-2 in status.unhealthyClusters: %+v (all: %+v)", eu2, st.UnhealthyClusters)
 	}
 }

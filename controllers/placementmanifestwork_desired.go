@@ -86,6 +86,14 @@ func desiredState(pmw *workv1alpha1.PlacementManifestWork, in *inputs, mem remem
 	case err != nil:
 		return d, nil, 0, err
 	}
+	for _, e := range plan.DependencyFailures {
+		if e.Reason == workv1alpha1.ReasonInterpreterFailed {
+			// As above, for the clusters whose overridden manifests the webhook did not answer for. (A
+			// dependency created on the hub wakes the PlacementManifestWork through its watch.)
+			recheck = minPositive(recheck, interpreterRetry)
+			break
+		}
+	}
 	d.plan = plan
 	return d, nil, recheck, nil
 }

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -98,6 +99,16 @@ func outdated(r health.ClusterResult) health.ClusterResult {
 			Message: "runs an earlier template; the rollout strategy has not brought the current one here yet"}
 	}
 	return r
+}
+
+// kept is the result of a cluster that cannot get the current template (planner.Plan.Kept): like outdated, at
+// best progressing and not applied, saying why.
+func kept(r health.ClusterResult, plan *planner.Plan, cluster string) health.ClusterResult {
+	why := "an override fails here (OverrideFailed), so its work is kept as it is"
+	if e := plan.DependencyFailures[cluster]; e != nil && plan.OverrideFailures[cluster] == nil {
+		why = fmt.Sprintf("the dependencies of its manifests as the overrides leave them cannot be found (%s), so its work is kept as it is", e.Reason)
+	}
+	return notKnownCurrent(r, why)
 }
 
 // notKnownCurrent is the result of a cluster whose work cannot be told to carry the current template because

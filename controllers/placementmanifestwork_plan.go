@@ -100,8 +100,9 @@ func planWrites(pmw *workv1alpha1.PlacementManifestWork, obs *observation, leavi
 	}
 	desired := make(map[string]*workv1.ManifestWork, len(obs.clusters))
 	for _, cluster := range obs.clusters {
-		if obs.plan.OverrideFailures[cluster] != nil {
-			// An override fails on this cluster: its work stays as it is, and a cluster without one gets none.
+		if obs.plan.Kept(cluster) {
+			// An override fails on this cluster, or the dependencies of its overridden manifests cannot be found:
+			// its work stays as it is, and a cluster without one gets none.
 			continue
 		}
 		w, err := obs.builder.Build(cluster, obs.plan.Manifests[cluster], obs.plan.Shares[cluster])
@@ -271,7 +272,7 @@ func joinOnCompleted(obs *observation, wp *writePlan, mem remembered, now time.T
 	}
 	var ops []writeOp
 	for _, c := range held {
-		if d.plan.OverrideFailures[c] != nil {
+		if d.plan.Kept(c) {
 			continue
 		}
 		w, err := d.builder.Build(c, d.plan.Manifests[c], d.plan.Shares[c])

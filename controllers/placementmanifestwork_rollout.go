@@ -97,9 +97,10 @@ func planRollout(pmw *workv1alpha1.PlacementManifestWork, obs *observation, curr
 	}
 	statuses := make([]rolloutsdk.ClusterRolloutStatus, 0, len(obs.clusters))
 	for _, cluster := range obs.clusters {
-		if obs.plan != nil && obs.plan.OverrideFailures[cluster] != nil {
-			// An override fails there, so it cannot get the current template (OverrideFailed says so): it takes
-			// no slot of the rollout, which goes on with the other clusters.
+		if obs.plan != nil && obs.plan.Kept(cluster) {
+			// An override fails there, or the dependencies of its overridden manifests cannot be found, so it
+			// cannot get the current template (OverrideFailed, DependencyNotFound say so): it takes no slot of the
+			// rollout, which goes on with the other clusters.
 			continue
 		}
 		st := rolloutsdk.ClusterRolloutStatus{ClusterName: cluster, GroupKey: groupOf[cluster], Status: rolloutsdk.ToApply}

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -86,6 +87,8 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		case conflicted[c]:
 			r = health.ClusterResult{Verdict: health.Verdict{State: health.Degraded, Reason: workv1alpha1.ReasonManifestWorkConflict,
 				Message: fmt.Sprintf("a ManifestWork named %q that this PlacementManifestWork does not own is in the way", obs.workName)}}
+		case obs.plan != nil && obs.plan.Kept(c):
+			r = kept(r, obs.plan, c)
 		case obs.plan != nil && !obs.upToDate[c]:
 			r = outdated(r)
 		case obs.plan == nil:
@@ -367,9 +370,10 @@ func readiness(obs *observation, s workv1alpha1.PlacedManifestWorkSummary, rollo
 		ready.Message = fmt.Sprintf("ManifestWorks not owned by this PlacementManifestWork block %s; the other clusters are served", names(obs.conflicts))
 	case len(obs.writeErrors) > 0:
 		ready.Reason, ready.Message = workv1alpha1.ReasonWriteFailed, fmt.Sprintf("%d ManifestWork writes failed and will be retried", len(obs.writeErrors))
-	case obs.plan != nil && len(obs.plan.OverrideFailures) > 0:
-		// Not Stalled: a change of a cluster's labels or claims may fix it, and the other clusters are served.
-		ready.Reason, ready.Message = workv1alpha1.ReasonOverrideFailed, overrideFailedMessage(obs.plan)
+	case obs.plan != nil && (len(obs.plan.OverrideFailures) > 0 || len(obs.plan.DependencyFailures) > 0):
+		// Not Stalled: a change of a cluster's labels or claims, or a dependency created on the hub, may fix it,
+		// and the other clusters are served.
+		ready.Reason, ready.Message = clusterFailures(obs.plan)
 	case rollout != nil && rollout.Status != metav1.ConditionTrue:
 		ready.Reason, ready.Message = rollout.Reason, rollout.Message
 	case s.Degraded > 0:
@@ -471,8 +475,8 @@ func distributedCondition(pmw *workv1alpha1.PlacementManifestWork, invalid *plan
 	switch {
 	case invalid != nil:
 		c.Reason, c.Message = invalid.Reason, invalid.Message
-	case plan != nil && len(plan.OverrideFailures) > 0:
-		c.Reason, c.Message = workv1alpha1.ReasonOverrideFailed, overrideFailedMessage(plan)
+	case plan != nil && (len(plan.OverrideFailures) > 0 || len(plan.DependencyFailures) > 0):
+		c.Reason, c.Message = clusterFailures(plan)
 	case plan != nil && len(plan.Problems) > 0:
 		msgs := make([]string, 0, len(plan.Problems))
 		for _, problem := range plan.Problems {
@@ -561,6 +565,39 @@ func sortedKeys(m map[string]*workv1.ManifestWork) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// clusterFailures is the reason and message of the conditions when some clusters keep their works because they
+// cannot get the current template: OverrideFailed when an override fails somewhere (the message then names the
+// dependency failures too), otherwise the reason of the first cluster's dependency failure (DependencyNotFound,
+// InterpreterFailed).
+func clusterFailures(plan *planner.Plan) (string, string) {
+	switch {
+	case len(plan.DependencyFailures) == 0:
+		return workv1alpha1.ReasonOverrideFailed, overrideFailedMessage(plan)
+	case len(plan.OverrideFailures) == 0:
+		first := slices.Min(slices.Collect(maps.Keys(plan.DependencyFailures)))
+		return plan.DependencyFailures[first].Reason, dependencyFailedMessage(plan)
+	}
+	return workv1alpha1.ReasonOverrideFailed, overrideFailedMessage(plan) + ". " + dependencyFailedMessage(plan)
+}
+
+// dependencyFailedMessage says, for each distinct failure, on which clusters the dependencies of the manifests
+// as their overrides leave them cannot be found and why, and what becomes of those clusters.
+func dependencyFailedMessage(plan *planner.Plan) string {
+	byMessage := map[string][]string{}
+	for cluster, e := range plan.DependencyFailures {
+		byMessage[e.Message] = append(byMessage[e.Message], cluster)
+	}
+	messages := slices.Sorted(maps.Keys(byMessage))
+	parts := make([]string, 0, len(messages))
+	for _, m := range messages {
+		clusters := byMessage[m]
+		sort.Strings(clusters)
+		parts = append(parts, fmt.Sprintf("on %d clusters (%s): %s", len(clusters), names(clusters), m))
+	}
+	return fmt.Sprintf("The dependencies of the manifests as the overrides leave them cannot be found %s. Those %d clusters keep their ManifestWorks as they were (a cluster without one gets none); the other clusters are served",
+		strings.Join(parts, "; "), len(plan.DependencyFailures))
 }
 
 // overrideFailedMessage names the overrides that fail, the clusters where each fails and why on the first of

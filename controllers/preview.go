@@ -334,6 +334,8 @@ func clusterPreviews(ctx context.Context, reader client.Reader, pmw *workv1alpha
 			cp.Action, cp.Message = ActionDelete, "the run finished and ttlSecondsAfterFinished has passed"
 		case obs.plan.OverrideFailures[cluster] != nil:
 			cp.Action, cp.Message = ActionFailed, obs.plan.OverrideFailures[cluster].Error()+"; its ManifestWork is kept as it is"
+		case obs.plan.DependencyFailures[cluster] != nil:
+			cp.Action, cp.Message = ActionFailed, obs.plan.DependencyFailures[cluster].Message+"; its ManifestWork is kept as it is"
 		case wp.desired[cluster] == nil:
 			cp.Action, cp.Message = ActionFailed, "its ManifestWork cannot be built; it is kept as it is"
 		case write:

@@ -111,8 +111,10 @@ const (
 	ReasonReplicasUnplaced = "ReplicasUnplaced"
 	// ReasonDependencyNotFound: with spec.propagateDependencies, a ConfigMap, Secret or ServiceAccount a
 	// manifest needs is not in the PlacementManifestWork's namespace on the hub (or cannot be delivered).
-	// Nothing is written; the ManifestWorks already delivered are kept as they were. (An expression that
-	// fails is ReasonInterpreterFailed.)
+	// Nothing is written; the ManifestWorks already delivered are kept as they were. When only the manifests
+	// as some clusters' overrides leave them need it, those clusters alone keep their ManifestWorks as they
+	// were and the others are served, as with ReasonOverrideFailed. (An expression that fails is
+	// ReasonInterpreterFailed.)
 	ReasonDependencyNotFound = "DependencyNotFound"
 	// ReasonInvalidOverride: spec.overrides cannot be used (an expression that does not compile or costs too
 	// much, a selector that does not parse, a patch of a split field, an override whose manifests match none of

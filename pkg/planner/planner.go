@@ -72,7 +72,8 @@ type DependencyFinder interface {
 	// Compute. same is true when they are the template's dependencies, which the cluster then carries as
 	// every other cluster does; otherwise deps are the ones its work carries after its manifests, in their
 	// place, marked Dependency. An *InvalidError (a dependency missing on the hub, an interpreter that fails)
-	// means no valid desired state exists; Compute returns it, as it returns any other error.
+	// fails this cluster alone, as a failing override does: Compute records it in Plan.DependencyFailures and
+	// keeps the cluster's work as it is. Any other error Compute returns.
 	Find(cluster string, manifests []template.Manifest) (deps []template.Manifest, same bool, err error)
 }
 
@@ -109,10 +110,24 @@ type Plan struct {
 	// OverrideFailures are the decided clusters where an override cannot be applied: they have no entry in
 	// Manifests, so their ManifestWorks are kept as they are (a cluster without one gets none).
 	OverrideFailures map[string]*override.ClusterError
+	// DependencyFailures are the decided clusters whose dependencies cannot be found once their overrides are
+	// applied (Input.Dependencies answered an *InvalidError: a dependency the overridden manifests name is
+	// missing on the hub, an interpreter fails on them). As with OverrideFailures, they have no entry in
+	// Manifests, so their ManifestWorks are kept as they are, and no OverrideOutcomes: their works carry none of
+	// the overrides' changes. Clusters alike share one error. (The template's own dependencies missing is no
+	// cluster's failure: the caller refuses the whole desired state.)
+	DependencyFailures map[string]*InvalidError
 	// Dependencies holds, per decided cluster whose overrides change which dependencies its manifests reference
 	// (Input.Dependencies), the dependencies its work carries after the template's manifests in place of the
 	// template's dependencies. Clusters alike share one slice: not to be modified.
 	Dependencies map[string][]template.Manifest
+}
+
+// Kept reports whether the cluster's work is kept as it is because the cluster cannot get the current template:
+// an override fails there (OverrideFailures), or the dependencies of its overridden manifests cannot be found
+// (DependencyFailures).
+func (p *Plan) Kept(cluster string) bool {
+	return p.OverrideFailures[cluster] != nil || p.DependencyFailures[cluster] != nil
 }
 
 // InvalidError means no valid desired state exists: the works already delivered must be kept as they are.
@@ -220,7 +235,7 @@ func mark(plan *Plan, manifests []template.Manifest, clusters []string, marks *M
 	for _, c := range clusters {
 		ms, ok := plan.Manifests[c]
 		if !ok {
-			continue // an override failed here: nothing is written
+			continue // an override failed here, or its dependencies cannot be found: nothing is written
 		}
 		hash := marks.TemplateHash(c)
 		deps, ownDeps := plan.Dependencies[c]
@@ -650,7 +665,8 @@ func sortedUnique(in []string) []string {
 // manifests (its work is kept as it is) and is recorded in OverrideFailures. When an override changes one of the
 // template's manifests and in.Dependencies is set, the dependencies follow the manifests as overridden: a
 // cluster whose manifests reference other dependencies than the template's carries those instead
-// (Plan.Dependencies), with the overrides that select them applied.
+// (Plan.Dependencies), with the overrides that select them applied; one whose dependencies cannot be found
+// gets no manifests either and is recorded in DependencyFailures.
 func perCluster(plan *Plan, manifests []template.Manifest, splitFields map[int][]string, split []map[string]*unstructured.Unstructured,
 	companions []override.Companion, clusters []string, in Input) error {
 	apportioned := make(map[int]override.Companion, len(companions))
@@ -673,6 +689,8 @@ func perCluster(plan *Plan, manifests []template.Manifest, splitFields map[int][
 		ownDeps  bool
 		outcomes []override.Outcome
 		failures []override.Failure
+		// depFailure is why the dependencies of its overridden manifests cannot be found (DependencyFailures).
+		depFailure *InvalidError
 	}
 	results := map[string]*result{}
 	// depEncodings are the encodings of the dependencies clusters carry of their own, unchanged by overrides:
@@ -718,14 +736,16 @@ func perCluster(plan *Plan, manifests []template.Manifest, splitFields map[int][
 			deps := given[own:]
 			if err == nil && in.Dependencies != nil {
 				found, same, ferr := findDependencies(in.Dependencies, c, manifests[:own], given[:own], rendered)
-				if ferr != nil {
+				switch {
+				case errors.As(ferr, &res.depFailure):
+					// This cluster's (and those alike) alone: the others are served.
+				case ferr != nil:
 					return ferr
-				}
-				if !same {
+				case !same:
 					deps, res.deps, res.ownDeps = found, found, true
 				}
 			}
-			if len(deps) > 0 {
+			if len(deps) > 0 && res.depFailure == nil {
 				renderedDeps, depOutcomes, depErr := resolved.Render(deps, splitFields)
 				outcomes, err = mergeRender(outcomes, err, depOutcomes, depErr)
 				rendered = append(rendered, renderedDeps...)
@@ -733,6 +753,8 @@ func perCluster(plan *Plan, manifests []template.Manifest, splitFields map[int][
 			res.outcomes = outcomes
 			var ce *override.ClusterError
 			switch {
+			case res.depFailure != nil:
+				res.outcomes = nil // its work keeps what it carries: none of the overrides' changes
 			case errors.As(err, &ce):
 				res.failures = ce.Failures
 			case err != nil:
@@ -779,6 +801,14 @@ func perCluster(plan *Plan, manifests []template.Manifest, splitFields map[int][
 				failures[i] = f
 			}
 			plan.OverrideFailures[c] = &override.ClusterError{Cluster: c, Failures: failures}
+			delete(plan.Manifests, c)
+			continue
+		}
+		if res.depFailure != nil {
+			if plan.DependencyFailures == nil {
+				plan.DependencyFailures = map[string]*InvalidError{}
+			}
+			plan.DependencyFailures[c] = res.depFailure
 			delete(plan.Manifests, c)
 			continue
 		}

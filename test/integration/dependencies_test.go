@@ -178,15 +178,21 @@ var _ = Describe("Dependencies", func() {
 			Patches: []workv1alpha1.OverridePatch{{Op: workv1alpha1.OverridePatchReplace, Path: "/spec/configName", Value: &workv1alpha1.JSON{Raw: []byte(`"settings-eu"`)}}}}}
 		Expect(k8s.Create(ctx, pmw)).To(Succeed())
 
-		By("the ConfigMap the override names is missing: DependencyNotFound names it and the cluster, and nothing is written")
+		By("the ConfigMap the override names is missing: DependencyNotFound names it and the cluster, which gets no work; the other cluster is served")
 		Eventually(func(g Gomega) {
 			c := fw.Condition(g, pmw, workv1alpha1.ConditionDistributed)
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonDependencyNotFound))
-			g.Expect(c.Message).To(SatisfyAll(ContainSubstring("ConfigMap settings-eu"), ContainSubstring("for cluster "+clusters[0]), ContainSubstring(ns)))
+			g.Expect(c.Message).To(SatisfyAll(ContainSubstring("ConfigMap settings-eu"), ContainSubstring("for cluster "+clusters[0]), ContainSubstring(ns),
+				ContainSubstring("the other clusters are served")))
+			g.Expect(carried(g, pmw)).To(Equal(map[string][]delivered{
+				clusters[1]: {{ID: "ConfigMap shop/settings", Data: map[string]any{"level": "1"}}},
+			}))
+			stalled := fw.Condition(g, pmw, workv1alpha1.ConditionStalled)
+			g.Expect(stalled.Status).To(Equal(metav1.ConditionFalse), stalled.Message)
 		}, timeout, interval).Should(Succeed())
 		Consistently(func(g Gomega) {
-			g.Expect(fw.WorksOf(g, pmw)).To(BeEmpty())
+			g.Expect(fw.WorksByCluster(g, pmw)).NotTo(HaveKey(clusters[0]))
 		}, "1s", interval).Should(Succeed())
 
 		By("once it exists, that cluster's work carries it in the Widget's namespace, the other's the template's")
@@ -209,6 +215,40 @@ var _ = Describe("Dependencies", func() {
 				counts[m.Kind+" "+m.Namespace+"/"+m.Name] = m.Healthy + m.Progressing + m.Degraded
 			}
 			g.Expect(counts).To(Equal(map[string]int32{"Widget shop/gadget": 2, "ConfigMap shop/settings": 1, "ConfigMap shop/settings-eu": 1}))
+		}, timeout, interval).Should(Succeed())
+
+		By("settings-eu is deleted and the template changes: the other cluster gets the new template, the overridden one keeps its work as it is")
+		before := fw.WorksByCluster(Default, pmw)[clusters[0]]
+		Expect(k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings-eu", Namespace: ns}})).To(Succeed())
+		fw.UpdatePMW(pmw, func(p *workv1alpha1.PlacementManifestWork) {
+			p.Spec.ManifestWorkTemplate = framework.MakePMW("", "").Manifest(widget(map[string]any{"configName": "settings", "size": "large"})).
+				Obj().Spec.ManifestWorkTemplate
+		})
+		Eventually(func(g Gomega) {
+			works := fw.WorksByCluster(g, pmw)
+			g.Expect(string(works[clusters[1]].Spec.Workload.Manifests[0].Raw)).To(ContainSubstring(`"size":"large"`))
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionDistributed)
+			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonDependencyNotFound), c.Message)
+			g.Expect(c.Message).To(SatisfyAll(ContainSubstring("ConfigMap settings-eu"), ContainSubstring("for cluster "+clusters[0])))
+		}, timeout, interval).Should(Succeed())
+		Consistently(func(g Gomega) {
+			w := fw.WorksByCluster(g, pmw)[clusters[0]]
+			g.Expect(w.Spec).To(Equal(before.Spec), "the overridden cluster's work is kept as it is")
+			g.Expect(w.Annotations[workv1alpha1.AnnotationTemplateHash]).To(Equal(before.Annotations[workv1alpha1.AnnotationTemplateHash]))
+		}, "1s", interval).Should(Succeed())
+
+		By("creating settings-eu again lets the new template through to the overridden cluster")
+		Expect(k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings-eu", Namespace: ns},
+			Data: map[string]string{"level": "eu-2"}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(carried(g, pmw)).To(Equal(map[string][]delivered{
+				clusters[0]: {{ID: "ConfigMap shop/settings-eu", Data: map[string]any{"level": "eu-2"}}},
+				clusters[1]: {{ID: "ConfigMap shop/settings", Data: map[string]any{"level": "1"}}},
+			}))
+			g.Expect(string(fw.WorksByCluster(g, pmw)[clusters[0]].Spec.Workload.Manifests[0].Raw)).To(SatisfyAll(
+				ContainSubstring(`"configName":"settings-eu"`), ContainSubstring(`"size":"large"`)))
+			c := fw.Condition(g, pmw, workv1alpha1.ConditionDistributed)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue), c.Message)
 		}, timeout, interval).Should(Succeed())
 	})
 

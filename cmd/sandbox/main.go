@@ -8,8 +8,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -24,7 +26,14 @@ func main() {
 }
 
 func run() int {
-	cfg := sandbox.Config{Out: os.Stdout, BuildOutput: os.Stderr, Terminal: isTerminal(os.Stdout)}
+	// The orderly stop also starts when the reader of the output goes away (piped into head): a write to it then
+	// fails with EPIPE. SIGPIPE is ignored rather than caught, since Go would deliver it for a broken connection
+	// on any file (the latency server's, the API clients'), not only for the output.
+	signal.Ignore(syscall.SIGPIPE)
+	base, outputGone := context.WithCancel(context.Background())
+	defer outputGone()
+	out := &stopOnBrokenPipe{w: os.Stdout, broken: outputGone}
+	cfg := sandbox.Config{Out: out, BuildOutput: os.Stderr, Terminal: isTerminal(os.Stdout)}
 	var failApply, neverReady, namespaces string
 	flag.IntVar(&cfg.Clusters, "clusters", sandbox.DefaultClusters, "How many managed clusters to simulate.")
 	flag.StringVar(&namespaces, "namespaces", "", "Comma-separated namespaces, besides default, bound to the sandbox's ManagedClusterSet, for your own PlacementManifestWorks.")
@@ -53,9 +62,8 @@ func run() int {
 
 	// The first of these signals starts the orderly stop; later ones are swallowed until it is done, because
 	// dying halfway would leave kube-apiserver and etcd running. Besides Ctrl-C and SIGTERM: SIGHUP when the
-	// terminal closes, and SIGPIPE when the reader of the output goes away (| head), which would otherwise kill the
-	// process at its next write.
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
+	// terminal closes.
+	ctx, stop := signal.NotifyContext(base, stopSignals...)
 	defer stop()
 	start := time.Now()
 	_, err := sandbox.Run(ctx, cfg)
@@ -75,7 +83,22 @@ func run() int {
 }
 
 // stopSignals start the sandbox's orderly stop.
-var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE}
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// stopOnBrokenPipe writes to w and calls broken once a write fails because its reader went away.
+type stopOnBrokenPipe struct {
+	w      io.Writer
+	once   sync.Once
+	broken func()
+}
+
+func (s *stopOnBrokenPipe) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		s.once.Do(s.broken)
+	}
+	return n, err
+}
 
 // isTerminal reports whether f is a character device (a terminal), where the view is redrawn in place.
 func isTerminal(f *os.File) bool {

@@ -495,7 +495,9 @@ type PlacementManifestWorkStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// conditions describe the PlacementManifestWork: Ready, Reconciling and Stalled (kstatus), PlacementVerified,
-	// ManifestworkApplied, Distributed and RolloutComplete, and Completed for a template whose manifests finish.
+	// ManifestworkApplied, Distributed and RolloutComplete, Completed for a template whose manifests finish,
+	// StatusAggregated while an AggregateStatus webhook under Fail rolls a manifest up, and
+	// FleetObjectsDelivered for a transparent-mode PMW.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -56,7 +56,7 @@ func holdAtGates(gates []workv1alpha1.RolloutGate, isApproved func(gate string) 
 	toRollout []rolloutsdk.ClusterRolloutStatus, groupOf map[string]placementsdk.GroupKey, allowed map[string]bool) string {
 	carrying := 0
 	for _, s := range statuses {
-		if s.Status != rolloutsdk.ToApply {
+		if s.Status != rolloutsdk.ToApply && s.Status != rolloutsdk.Skip { // a skipped (kept) cluster carries nothing new
 			carrying++
 		}
 	}

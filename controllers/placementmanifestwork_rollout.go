@@ -100,7 +100,9 @@ func planRollout(pmw *workv1alpha1.PlacementManifestWork, obs *observation, curr
 		if obs.plan != nil && obs.plan.Kept(cluster) {
 			// An override fails there, or the dependencies of its overridden manifests cannot be found, so it
 			// cannot get the current template (OverrideFailed, DependencyNotFound say so): it takes no slot of the
-			// rollout, which goes on with the other clusters.
+			// rollout, which goes on with the other clusters. Skip, not left out: sdk-go counts a decided cluster
+			// without a status as ToApply, which would hold its decision group (and every later one) for good.
+			statuses = append(statuses, rolloutsdk.ClusterRolloutStatus{ClusterName: cluster, GroupKey: groupOf[cluster], Status: rolloutsdk.Skip})
 			continue
 		}
 		st := rolloutsdk.ClusterRolloutStatus{ClusterName: cluster, GroupKey: groupOf[cluster], Status: rolloutsdk.ToApply}

@@ -198,3 +198,52 @@ func TestRolloutStatusPaused(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanRolloutPassesKeptClusters: a cluster kept on its work (its overrides or their dependencies fail there)
+// takes no slot, and does not hold its decision group: the rollout goes on to the next group (ProgressivePerGroup)
+// and past a mandatory group (Progressive).
+func TestPlanRolloutPassesKeptClusters(t *testing.T) {
+	placement := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}
+	g0 := decisionOf("a", "b")
+	g0.Labels[clusterv1beta1.DecisionGroupIndexLabel] = "0"
+	g1 := decisionOf("c", "d")
+	g1.Name = "p-2"
+	g1.Labels[clusterv1beta1.DecisionGroupIndexLabel] = "1"
+	work := func(hash string) *workv1.ManifestWork {
+		return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{workv1alpha1.AnnotationTemplateHash: hash}}}
+	}
+	for name, tc := range map[string]struct {
+		strategy *clusterv1alpha1.RolloutStrategy
+		want     map[string]bool
+	}{
+		"per group": {
+			strategy: &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.ProgressivePerGroup, ProgressivePerGroup: &clusterv1alpha1.RolloutProgressivePerGroup{}},
+			want:     map[string]bool{"c": true, "d": true},
+		},
+		"progressive past a mandatory group": {
+			strategy: &clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive, Progressive: &clusterv1alpha1.RolloutProgressive{
+				MaxConcurrency: intstr.FromInt32(1),
+				MandatoryDecisionGroups: clusterv1alpha1.MandatoryDecisionGroups{
+					MandatoryDecisionGroups: []clusterv1alpha1.MandatoryDecisionGroup{{GroupIndex: 0}}}}},
+			want: map[string]bool{"c": true},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			pmw := &workv1alpha1.PlacementManifestWork{Spec: workv1alpha1.PlacementManifestWorkSpec{RolloutStrategy: tc.strategy}}
+			// a is kept (a dependency of its overridden manifests is missing), b carries the new template and is
+			// healthy, c and d wait.
+			obs := &observation{inputs: inputs{placement: placement, decisions: []clusterv1beta1.PlacementDecision{g0, g1},
+				clusters: []string{"a", "b", "c", "d"},
+				owned:    map[string]*workv1.ManifestWork{"a": work("old"), "b": work("new"), "c": work("old"), "d": work("old")}},
+				desired: desired{templateHash: "new"}}
+			obs.plan = &planner.Plan{DependencyFailures: map[string]*planner.InvalidError{"a": {Reason: workv1alpha1.ReasonDependencyNotFound}}}
+			got := planRollout(pmw, obs, map[string]health.ClusterResult{"b": {Verdict: health.Verdict{State: health.Healthy}}})
+			if got.err != nil {
+				t.Fatal(got.err)
+			}
+			if diff := cmp.Diff(tc.want, got.allowed); diff != "" {
+				t.Errorf("allowed (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

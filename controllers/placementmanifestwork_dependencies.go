@@ -327,7 +327,9 @@ func dependencyRefsFor(kinds *health.Interpreters, manifests []template.Manifest
 		}
 		id := m.ID()
 		if cluster != "" {
-			id += " as the overrides leave it for cluster " + cluster
+			// Not naming the cluster: the answer is shared by every cluster whose overrides leave the manifests
+			// alike, and the conditions list those clusters.
+			id += " as the overrides leave it"
 		}
 		deps, err := namer.Dependencies(m.Object.Object)
 		if err != nil {

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -387,7 +388,7 @@ func TestDependenciesFollowOverrides(t *testing.T) {
 			reads:     2, finds: 1,
 			failed:      []string{"eu-1", "eu-2"},
 			wantReason:  workv1alpha1.ReasonDependencyNotFound,
-			wantMessage: "Not in namespace apps on the hub: ConfigMap settings-apac (needed by Deployment.apps shop/web as the overrides leave it for cluster eu-1); create them there, or fix the override, the interpreter or the manifest that names them",
+			wantMessage: "Not in namespace apps on the hub: ConfigMap settings-apac (needed by Deployment.apps shop/web as the overrides leave it); create them there, or fix the override, the interpreter or the manifest that names them",
 		},
 		"the ConfigMap an override renames to is deleted: its clusters alone fail": {
 			overrides: []workv1alpha1.ClusterOverride{mount("settings-eu", eu)},
@@ -396,7 +397,7 @@ func TestDependenciesFollowOverrides(t *testing.T) {
 			reads:     2, finds: 1,
 			failed:      []string{"eu-1", "eu-2"},
 			wantReason:  workv1alpha1.ReasonDependencyNotFound,
-			wantMessage: "Not in namespace apps on the hub: ConfigMap settings-eu (needed by Deployment.apps shop/web as the overrides leave it for cluster eu-1)",
+			wantMessage: "Not in namespace apps on the hub: ConfigMap settings-eu (needed by Deployment.apps shop/web as the overrides leave it)",
 		},
 		"an override that leaves the interpreter nothing to read: its clusters alone fail": {
 			overrides: []workv1alpha1.ClusterOverride{{Name: "empty", Clusters: eu, Manifests: []workv1alpha1.OverrideManifest{{Kind: "Deployment"}},
@@ -405,7 +406,7 @@ func TestDependenciesFollowOverrides(t *testing.T) {
 			reads: 1, finds: 1,
 			failed:      []string{"eu-1", "eu-2"},
 			wantReason:  workv1alpha1.ReasonInterpreterFailed,
-			wantMessage: "The dependencies of Deployment.apps shop/web as the overrides leave it for cluster eu-1: ResourceInterpreter mounts: spec.dependencies.expression: no such key: name",
+			wantMessage: "The dependencies of Deployment.apps shop/web as the overrides leave it: ResourceInterpreter mounts: spec.dependencies.expression: no such key: name",
 		},
 		"the template's own ConfigMap missing fails every cluster, overrides or not": {
 			overrides:   []workv1alpha1.ClusterOverride{mount("settings-eu", eu)},
@@ -643,8 +644,8 @@ func TestDependencyMissingForOverriddenCluster(t *testing.T) {
 	for _, ct := range []string{workv1alpha1.ConditionDistributed, workv1alpha1.ConditionReady} {
 		c := meta.FindStatusCondition(st.Conditions, ct)
 		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != workv1alpha1.ReasonDependencyNotFound ||
-			!strings.Contains(c.Message, "ConfigMap settings-eu (needed by Deployment.apps shop/web as the overrides leave it for cluster eu-2)") ||
-			!strings.Contains(c.Message, "on 1 clusters (eu-2)") || !strings.Contains(c.Message, "the other clusters are served") {
+			!strings.Contains(c.Message, "ConfigMap settings-eu (needed by Deployment.apps shop/web as the overrides leave it)") ||
+			!strings.Contains(c.Message, "on 1 cluster (eu-2)") || !strings.Contains(c.Message, "They keep their ManifestWorks") || !strings.Contains(c.Message, "the other clusters are served") {
 			t.Errorf("%s: %+v", ct, c)
 		}
 	}
@@ -659,5 +660,27 @@ func TestDependencyMissingForOverriddenCluster(t *testing.T) {
 	}
 	if eu2 == nil || eu2.Reason != workv1alpha1.ReasonOutdatedTemplate || !strings.Contains(eu2.Message, "cannot be found (DependencyNotFound)") {
 		t.Errorf("eu-2 in status.unhealthyClusters: %+v (all: %+v)", eu2, st.UnhealthyClusters)
+	}
+}
+
+// TestDependencyFailuresMessageBounded: overrides that differ per cluster (cluster.name in a value) give one
+// dependency failure per cluster; the conditions' message quotes a few and stays within what a condition and
+// an event note take.
+func TestDependencyFailuresMessageBounded(t *testing.T) {
+	plan := &planner.Plan{DependencyFailures: map[string]*planner.InvalidError{}}
+	for i := range 200 {
+		c := fmt.Sprintf("cluster-%03d", i)
+		plan.DependencyFailures[c] = &planner.InvalidError{Reason: workv1alpha1.ReasonDependencyNotFound,
+			Message: fmt.Sprintf("Not in namespace apps on the hub: ConfigMap settings-%s (needed by Deployment.apps shop/web as the overrides leave it)", c)}
+	}
+	reason, msg := clusterFailures(plan)
+	if reason != workv1alpha1.ReasonDependencyNotFound || len(msg) > interpreter.MaxMessage {
+		t.Errorf("%s, %d bytes: %s", reason, len(msg), msg)
+	}
+	if !strings.Contains(msg, "on 1 cluster (cluster-000): Not in namespace apps on the hub: ConfigMap settings-cluster-000") {
+		t.Errorf("the message does not quote the first failure: %s", msg)
+	}
+	if again := dependencyFailedMessage(plan); again != dependencyFailedMessage(plan) || !strings.Contains(again, "and 197 more failures") {
+		t.Errorf("the message counts the failures it leaves out, the same each time: %s", again)
 	}
 }

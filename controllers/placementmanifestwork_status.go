@@ -577,9 +577,20 @@ func clusterFailures(plan *planner.Plan) (string, string) {
 		return workv1alpha1.ReasonOverrideFailed, overrideFailedMessage(plan)
 	case len(plan.OverrideFailures) == 0:
 		first := slices.Min(slices.Collect(maps.Keys(plan.DependencyFailures)))
-		return plan.DependencyFailures[first].Reason, dependencyFailedMessage(plan)
+		return plan.DependencyFailures[first].Reason, interpreter.Truncate(dependencyFailedMessage(plan))
 	}
-	return workv1alpha1.ReasonOverrideFailed, overrideFailedMessage(plan) + ". " + dependencyFailedMessage(plan)
+	return workv1alpha1.ReasonOverrideFailed, interpreter.Truncate(overrideFailedMessage(plan) + ". " + dependencyFailedMessage(plan))
+}
+
+// maxDependencyFailures bounds the distinct dependency failures a message quotes.
+const maxDependencyFailures = 3
+
+// clustersCount is "1 cluster" or "n clusters".
+func clustersCount(n int) string {
+	if n == 1 {
+		return "1 cluster"
+	}
+	return fmt.Sprintf("%d clusters", n)
 }
 
 // dependencyFailedMessage says, for each distinct failure, on which clusters the dependencies of the manifests
@@ -590,14 +601,19 @@ func dependencyFailedMessage(plan *planner.Plan) string {
 		byMessage[e.Message] = append(byMessage[e.Message], cluster)
 	}
 	messages := slices.Sorted(maps.Keys(byMessage))
-	parts := make([]string, 0, len(messages))
-	for _, m := range messages {
+	parts := make([]string, 0, min(len(messages), maxDependencyFailures)+1)
+	for _, m := range messages[:min(len(messages), maxDependencyFailures)] {
 		clusters := byMessage[m]
 		sort.Strings(clusters)
-		parts = append(parts, fmt.Sprintf("on %d clusters (%s): %s", len(clusters), names(clusters), m))
+		parts = append(parts, fmt.Sprintf("on %s (%s): %s", clustersCount(len(clusters)), names(clusters), m))
 	}
-	return fmt.Sprintf("The dependencies of the manifests as the overrides leave them cannot be found %s. Those %d clusters keep their ManifestWorks as they were (a cluster without one gets none); the other clusters are served",
-		strings.Join(parts, "; "), len(plan.DependencyFailures))
+	if more := len(messages) - maxDependencyFailures; more > 0 {
+		// Overrides that differ per cluster (cluster.name in a value) give a failure per cluster: the message
+		// stays within a condition's and an event's bounds.
+		parts = append(parts, fmt.Sprintf("and %d more failures", more))
+	}
+	return fmt.Sprintf("The dependencies of the manifests as the overrides leave them cannot be found %s. They keep their ManifestWorks as they were (a cluster without one gets none); the other clusters are served",
+		strings.Join(parts, "; "))
 }
 
 // overrideFailedMessage names the overrides that fail, the clusters where each fails and why on the first of

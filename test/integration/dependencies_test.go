@@ -183,7 +183,7 @@ var _ = Describe("Dependencies", func() {
 			c := fw.Condition(g, pmw, workv1alpha1.ConditionDistributed)
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonDependencyNotFound))
-			g.Expect(c.Message).To(SatisfyAll(ContainSubstring("ConfigMap settings-eu"), ContainSubstring("for cluster "+clusters[0]), ContainSubstring(ns),
+			g.Expect(c.Message).To(SatisfyAll(ContainSubstring("ConfigMap settings-eu"), ContainSubstring("on 1 cluster ("+clusters[0]+")"), ContainSubstring(ns),
 				ContainSubstring("the other clusters are served")))
 			g.Expect(carried(g, pmw)).To(Equal(map[string][]delivered{
 				clusters[1]: {{ID: "ConfigMap shop/settings", Data: map[string]any{"level": "1"}}},
@@ -229,7 +229,7 @@ var _ = Describe("Dependencies", func() {
 			g.Expect(string(works[clusters[1]].Spec.Workload.Manifests[0].Raw)).To(ContainSubstring(`"size":"large"`))
 			c := fw.Condition(g, pmw, workv1alpha1.ConditionDistributed)
 			g.Expect(c.Reason).To(Equal(workv1alpha1.ReasonDependencyNotFound), c.Message)
-			g.Expect(c.Message).To(SatisfyAll(ContainSubstring("ConfigMap settings-eu"), ContainSubstring("for cluster "+clusters[0])))
+			g.Expect(c.Message).To(SatisfyAll(ContainSubstring("ConfigMap settings-eu"), ContainSubstring("on 1 cluster ("+clusters[0]+")")))
 		}, timeout, interval).Should(Succeed())
 		Consistently(func(g Gomega) {
 			w := fw.WorksByCluster(g, pmw)[clusters[0]]

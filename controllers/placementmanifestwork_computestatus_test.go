@@ -309,13 +309,9 @@ func (k unansweredAggregator) AggregateStatus(template.Manifest, []string, []hea
 		Detail: fmt.Sprintf("answered unsuccessful: the roll-up store is down (call %d)", *k.calls)})
 }
 
-// TestComputeStatusAggregationFailed: a webhook that does not roll a manifest's status up under Fail keeps the
-// aggregated status last written and says so on StatusAggregated, without touching Ready (the workloads are
-// available); computed again while it keeps failing, with another error, the status is the same, so the
-// reconciles that retry it write nothing.
-func TestComputeStatusAggregationFailed(t *testing.T) {
-	p := framework.MakePMW("web", "ns").Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
-	p.Generation = 2
+// oneAvailableWork plans p for cluster c1 and builds its work, applied and available for its generation.
+func oneAvailableWork(t *testing.T, p *workv1alpha1.PlacementManifestWork) ([]template.Manifest, *planner.Plan, *workv1.ManifestWork) {
+	t.Helper()
 	manifests, err := planner.ParseTemplate(p)
 	if err != nil {
 		t.Fatal(err)
@@ -334,6 +330,17 @@ func TestComputeStatusAggregationFailed(t *testing.T) {
 	}
 	w.Generation = 1
 	framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: metav1.ConditionTrue, workv1.WorkAvailable: metav1.ConditionTrue})
+	return manifests, pl, w
+}
+
+// TestComputeStatusAggregationFailed: a webhook that does not roll a manifest's status up under Fail keeps the
+// aggregated status last written and says so on StatusAggregated, without touching Ready (the workloads are
+// available); computed again while it keeps failing, with another error, the status is the same, so the
+// reconciles that retry it write nothing.
+func TestComputeStatusAggregationFailed(t *testing.T) {
+	p := framework.MakePMW("web", "ns").Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
+	p.Generation = 2
+	manifests, pl, w := oneAvailableWork(t, p)
 	calls := 0
 	kinds := health.NewInterpreters()
 	kinds.Add(schema.GroupKind{Kind: "ConfigMap"}, nil, unansweredAggregator{calls: &calls})
@@ -374,24 +381,7 @@ func TestComputeStatusAggregationFailed(t *testing.T) {
 func TestAggregationRetry(t *testing.T) {
 	p := framework.MakePMW("web", "ns").Placement("p").Manifest(framework.ConfigMap("cfg", "default", nil)).Obj()
 	p.Generation = 2
-	manifests, err := planner.ParseTemplate(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl, err := planner.Compute(p, manifests, planner.Input{Clusters: []string{"c1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := manifestwork.NewBuilder(p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := b.Build("c1", p.Spec.ManifestWorkTemplate.Workload.Manifests, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Generation = 1
-	framework.WorkConditions(w, map[string]metav1.ConditionStatus{workv1.WorkApplied: metav1.ConditionTrue, workv1.WorkAvailable: metav1.ConditionTrue})
+	manifests, pl, w := oneAvailableWork(t, p)
 	failing := health.NewInterpreters()
 	calls := 0
 	failing.Add(schema.GroupKind{Kind: "ConfigMap"}, nil, unansweredAggregator{calls: &calls})

@@ -126,10 +126,11 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 		st.FailedOver = failedOverStatus(obs.failoverStates, obs.failedOver)
 	}
 	st.LeavingClusters = obs.leaving
+	results := outcomeResults(outcomes) // the clusters' results after the writes, for the run and the rollout
 	if obs.rollout.completion.evaluated {
 		// Without an evaluation (no usable decisions or template) the record of the run stays as it was.
 		var completed *metav1.Condition
-		st.Completion, completed = completionStatus(pmw, runAfterWrites(obs, base, outcomes, deps), obs.rollout.completion)
+		st.Completion, completed = completionStatus(pmw, runAfterWrites(obs, base, results, deps), obs.rollout.completion)
 		if completed != nil {
 			setCondition(&st, pmw, *completed)
 		} else {
@@ -148,7 +149,7 @@ func computeStatus(pmw *workv1alpha1.PlacementManifestWork, obs *observation) wo
 	var rollout *metav1.Condition
 	if obs.plan != nil {
 		var c metav1.Condition
-		st.Rollout, c = rolloutStatus(pmw.Name, obs.clusters, &obs.desired, outcomeResults(outcomes), currentRevisionName(obs))
+		st.Rollout, c = rolloutStatus(pmw.Name, obs.clusters, &obs.desired, results, currentRevisionName(obs))
 		setCondition(&st, pmw, c)
 		rollout = &c
 		st.Approvals = obs.approvals
@@ -275,8 +276,7 @@ func outcomeResults(outcomes []status.ClusterOutcome) map[string]health.ClusterR
 
 // runAfterWrites judges the run from the clusters' results after this reconcile's writes (a cluster whose work
 // carries an earlier template, or that a foreign work blocks, has no per-manifest results and runs).
-func runAfterWrites(obs *observation, base *manifestInputs, outcomes []status.ClusterOutcome, deps map[string]clusterDependencies) run {
-	results := outcomeResults(outcomes)
+func runAfterWrites(obs *observation, base *manifestInputs, results map[string]health.ClusterResult, deps map[string]clusterDependencies) run {
 	return judgeRun(obs.clusters, base.base, strayWorks(obs), func(c string) (health.ClusterResult, []health.ManifestInput, bool) {
 		r, ok := results[c]
 		return r, base.withDependencies(base.withShares(obs.workShares(c)), deps[c]), ok

@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -29,6 +30,18 @@ func TestSandboxStopsWhenItsOutputGoesAway(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/sandbox: %v\n%s", err, out)
 	}
+
+	t.Run("an argument that is not a flag is refused", func(t *testing.T) {
+		var stderr bytes.Buffer
+		// --once and a short --timeout end a sandbox that would ignore the argument and start.
+		cmd := exec.Command(bin, "--once", "--timeout", "1s", "clusters=8")
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(stderr.String(), `unexpected argument "clusters=8"`) {
+			t.Errorf("the sandbox ended with %v, want exit code 2 naming the argument; stderr:\n%s", err, stderr.String())
+		}
+	})
 
 	for _, tc := range []struct {
 		name string
